@@ -1,0 +1,32 @@
+# Two commands set up and run everything on a fresh machine:
+#   make demo   creates .venv, installs bcc, runs the penguins example offline
+#   make test   creates .venv, installs with dev extras, runs ruff and pytest
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-dev
+
+.PHONY: demo test lint install venv clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev,llm]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/bcc run examples/penguins/problem.md examples/penguins/penguins.csv
+
+lint: $(STAMP)
+	$(BIN)/ruff check notebook_bcc tests benchmarks examples
+	$(BIN)/ruff format --check notebook_bcc tests benchmarks examples
+
+test: lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

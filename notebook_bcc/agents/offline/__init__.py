@@ -1,0 +1,314 @@
+"""The built-in offline analyst: deterministic, no network, same XML as a model.
+
+It decides from the Observation only (problem text, plan, ledger, execution facts) and never
+reads the data files itself; the code it writes does the reading, in the kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from lxml import etree
+
+from ...observation import Observation
+from ...prompts import RenderedPrompt
+from .. import AgentReply
+from .plan import StagePlay, StepPlay, playbook
+from .problem import ProblemSpec, read_problem, resolve_target
+from .recipes import RECIPES, Cell, RecipeContext
+
+__all__ = ["OfflineAnalyst"]
+
+E = etree.Element
+S = etree.SubElement
+
+
+def _xml(root: etree._Element) -> str:
+    return etree.tostring(root, encoding="unicode", pretty_print=True)
+
+
+def _cdata_el(parent: etree._Element, tag: str, text: str) -> None:
+    # a CDATA section cannot hold "]]>": such text is escaped as ordinary text instead
+    S(parent, tag).text = etree.CDATA(text) if "]]>" not in text else text
+
+
+def _variables(parent: etree._Element, tag: str, items: tuple[tuple[str, str], ...]) -> None:
+    box = S(parent, tag)
+    for name, desc in items:
+        S(box, "variable", name=name).text = desc
+
+
+class OfflineAnalyst:
+    """Answers every agent transition with a genuine, deterministic analysis."""
+
+    model = "offline"
+
+    def respond(
+        self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
+    ) -> AgentReply:
+        handler = {
+            "START_WORKFLOW": self._stages,
+            "START_STEP": self._steps,
+            "START_BEHAVIOR": self._behavior,
+            "COMPLETE_ACTION": self._actions,
+            "COMPLETE_STEP": self._reflection,
+            "COMPLETE_STAGE": self._stage_reflection,
+        }[obs.event]
+        return AgentReply(text=handler(obs), model=self.model)
+
+    # -- facts ---------------------------------------------------------------------------
+    @staticmethod
+    def _spec(obs: Observation) -> ProblemSpec:
+        return read_problem(obs.problem)
+
+    @staticmethod
+    def _columns(obs: Observation) -> list[str]:
+        for name in ("clean_dataset", "raw_dataset"):
+            rec = obs.variable(name)
+            if rec is not None and rec.columns:
+                return [c for c, _ in rec.columns]
+        return []
+
+    def _target(self, obs: Observation) -> tuple[str | None, str]:
+        spec = self._spec(obs)
+        columns = self._columns(obs)
+        target = resolve_target(spec, columns)
+        if target is None:
+            return None, "eda"
+        task = spec.task
+        if task == "auto":
+            dtype = next(
+                (t for c, t in self._column_types(obs) if c == target), "float64"
+            ).lower()
+            numeric = dtype.startswith(("int", "float", "uint"))
+            task = "regression" if numeric else "classification"
+        return target, task
+
+    def _column_types(self, obs: Observation) -> list[tuple[str, str]]:
+        for name in ("clean_dataset", "raw_dataset"):
+            rec = obs.variable(name)
+            if rec is not None and rec.columns:
+                return list(rec.columns)
+        return []
+
+    def _plays(self, obs: Observation) -> tuple[StagePlay, ...]:
+        target, _ = self._target(obs)
+        return playbook(self._spec(obs).supervised, target)
+
+    def _step_play(self, obs: Observation) -> StepPlay:
+        for stage in self._plays(obs):
+            for step in stage.steps:
+                if obs.step and step.id == obs.step.id:
+                    return step
+        raise LookupError(f"no play for step {obs.step.id if obs.step else None}")
+
+    # -- planners -------------------------------------------------------------------------
+    def _stages(self, obs: Observation) -> str:
+        spec = self._spec(obs)
+        root = E("stages")
+        S(root, "title").text = spec.title
+        for stage in playbook(spec.supervised):
+            el = S(root, "stage", id=stage.id, title=stage.title)
+            S(el, "goal").text = stage.goal
+            _variables(el, "verified_artifacts", stage.artifacts)
+            if stage.required:
+                _variables(el, "required_variables", tuple((r, "") for r in stage.required))
+        focus = f"Task: {spec.task}"
+        if spec.target:
+            focus += f", target `{spec.target}`"
+        S(root, "focus").text = f"{focus} ({spec.reason})."
+        return _xml(root)
+
+    def _steps(self, obs: Observation) -> str:
+        stage = next(s for s in self._plays(obs) if obs.stage and s.id == obs.stage.id)
+        root = E("steps")
+        for step in stage.steps:
+            el = S(root, "step", id=step.id, title=step.title)
+            S(el, "goal").text = step.goal
+            _variables(el, "verified_artifacts", step.artifacts)
+            if step.required:
+                _variables(el, "required_variables", tuple((r, "") for r in step.required))
+        return _xml(root)
+
+    def _behavior(self, obs: Observation) -> str:
+        play = self._step_play(obs)
+        n = obs.behaviors_in_step + 1
+        root = E("behavior", id=f"{play.id}_b{n}", step_id=play.id)
+        S(root, "agent").text = play.agent
+        task = play.goal
+        if n > 1:
+            task += f" Attempt {n}: use a more defensive approach. Previous feedback: {obs.feedback}"
+        S(root, "task").text = task
+        if play.required:
+            _variables(root, "inputs", tuple((r, "") for r in play.required))
+        outs = S(root, "outputs")
+        for name, desc in play.artifacts:
+            S(outs, "artifact", name=name).text = desc
+        acc = S(root, "acceptance")
+        for criterion in play.acceptance:
+            _cdata_el(acc, "criterion", criterion)
+        return _xml(root)
+
+    def _actions(self, obs: Observation) -> str:
+        play = self._step_play(obs)
+        target, task = self._target(obs)
+        spec = self._spec(obs)
+        ctx = RecipeContext(
+            target=target, task=task, seed=obs.seed, variant=max(0, obs.iteration - 1)
+        )
+        root = E("actions")
+        if play.id == "data_loading" and obs.iteration <= 1:
+            S(root, "update-project-title").text = spec.title
+        if play.id == "integrity_checks" and obs.iteration <= 1:
+            S(root, "add-text").text = _decision_text(spec, target, task)
+        cells: tuple[Cell, ...] = RECIPES[play.recipe](ctx)
+        for cell in cells:
+            _cdata_el(root, "add-code2run" if cell.kind == "code" else "add-text", cell.content)
+        return _xml(root)
+
+    # -- reflectors -----------------------------------------------------------------------
+    def _reflection(self, obs: Observation) -> str:
+        failed = [c for c in obs.cells if c.status != "ok"]
+        missing = [n for n, present in obs.artifacts if not present]
+        bad = [(e, s, d) for e, s, d in obs.criteria if s != "passed"]
+        complete = not failed and not missing and not bad and bool(obs.cells)
+        root = E("reflection", current_step_is_complete="true" if complete else "false")
+        ev = S(root, "evaluation")
+        arts = S(ev, "artifacts_produced")
+        for name, present in obs.artifacts:
+            rec = obs.variable(name)
+            S(arts, "artifact", name=name, status="complete" if present else "missing").text = (
+                rec.describe().lstrip("- ") if rec else "not in the kernel"
+            )
+        acc = S(ev, "acceptance_validation")
+        for expr, status, _ in obs.criteria:
+            _cdata_el(acc, "criterion", expr)
+            acc[-1].set("status", "passed" if status == "passed" else "failed")
+        goal = S(ev, "goal_achievement")
+        S(goal, "status").text = "achieved" if complete else "not_achieved"
+        reasons = []
+        for cell in failed:
+            reasons.append(f"a cell ended {cell.status}: {cell.error_name or ''} {cell.error_value or ''}".strip())
+        if missing:
+            reasons.append("missing artifacts: " + ", ".join(missing))
+        for expr, status, detail in bad:
+            reasons.append(f"criterion `{expr}` {status}" + (f" ({detail})" if detail else ""))
+        why = "; ".join(reasons) if reasons else "all cells ran, artifacts present, criteria passed"
+        _cdata_el(goal, "reasoning", why)
+        dec = S(root, "decision")
+        S(dec, "next_state").text = "STEP_COMPLETED" if complete else "STEP_RUNNING"
+        _cdata_el(dec, "reasoning", why if complete else f"Retry defensively: {why}")
+        if complete:
+            ctx = S(root, "context_for_next")
+            produced = S(ctx, "variables_produced")
+            for name, _ in obs.artifacts:
+                rec = obs.variable(name)
+                if rec:
+                    S(produced, "variable", name=name).text = rec.describe().lstrip("- ")[:200]
+            comment = _comment(obs)
+            if comment:
+                _cdata_el(root, "comment", comment)
+        return _xml(root)
+
+    def _stage_reflection(self, obs: Observation) -> str:
+        stage, step = obs.stage, obs.step
+        assert stage is not None and step is not None
+        pending = [s for s in stage.steps[obs.step_index + 1 :] if s.status == "pending"]
+        done = not pending
+        root = E("stage_reflection", stage_is_complete="true" if done else "false")
+        ev = S(root, "step_evaluation")
+        S(ev, "step_id").text = step.id
+        status = {"complete": "complete", "failed": "failed"}.get(step.status, "partial")
+        S(ev, "completion_status").text = status
+        findings = S(ev, "key_findings")
+        for name in step.verified_artifacts:
+            rec = obs.variable(name)
+            if rec is not None:
+                S(findings, "finding", priority="medium").text = rec.describe().lstrip("- ")[:300]
+        assessment = S(root, "stage_assessment")
+        prog = S(assessment, "progress")
+        finished = sum(1 for s in stage.steps if s.status in ("complete", "failed", "skipped"))
+        S(prog, "completed_steps").text = str(finished)
+        S(prog, "remaining_steps").text = str(len(pending))
+        S(assessment, "goal_status").text = "achieved" if status == "complete" else "partial"
+        dec = S(root, "decision")
+        S(dec, "next_state").text = "STAGE_COMPLETED" if done else "STEP_RUNNING"
+        if pending:
+            S(dec, "next_focus").text = pending[0].id
+        S(dec, "reasoning").text = (
+            "All steps of the stage are done." if done else f"Next: {pending[0].title}."
+        )
+        vm = S(root, "variable_management")
+        retain = S(vm, "retain")
+        for name in stage.verified_artifacts if done else step.verified_artifacts:
+            if obs.variable(name) is not None:
+                S(retain, "variable", name=name, next_use="later stages").text = "stage artifact"
+        if done and stage.id == "data_integrity_assessment" and obs.variable("raw_dataset"):
+            dep = S(vm, "deprecate")
+            S(dep, "variable", name="raw_dataset", replacement="clean_dataset", safe="true").text = (
+                "superseded by clean_dataset; frees memory"
+            )
+        if done:
+            S(root, "stage_experience").text = _experience(obs)
+        return _xml(root)
+
+
+def _decision_text(spec: ProblemSpec, target: str | None, task: str) -> str:
+    if target:
+        return (
+            f"**What this analysis will do.** The target is `{target}` and the task is "
+            f"**{task}**, because {spec.reason}. After checking integrity and exploring the data, "
+            "the notebook compares a baseline, a linear model and gradient boosting."
+        )
+    if spec.supervised:
+        return (
+            f"**What this analysis will do.** The problem asks for a prediction ({spec.reason}), "
+            "but no column of the table matches the target it names, so this notebook describes "
+            "the data; name the target in front matter (`target: column`) to add modelling."
+        )
+    return (
+        "**What this analysis will do.** No target column was named "
+        f"({spec.reason}), so this is an exploratory analysis: integrity, distributions and "
+        "relationships."
+    )
+
+
+_RESULT = re.compile(r"^\s*Result:\s*(.+)$", re.MULTILINE)
+
+
+def _comment(obs: Observation) -> str:
+    """A short markdown comment quoting what the cells actually printed and produced."""
+    lines = []
+    for cell in obs.cells:
+        lines += [m.strip() for m in _RESULT.findall(cell.excerpt)]
+    if not lines:
+        for name, present in obs.artifacts:
+            rec = obs.variable(name)
+            if present and rec is not None:
+                lines.append(_describe_value(rec.name, rec.kind, rec.shape, rec.repr))
+    return "\n".join(f"- {x}" for x in lines[:8])
+
+
+def _describe_value(name: str, kind: str, shape: str | None, text: str) -> str:
+    if shape:
+        rows, _, cols = shape.partition("x")
+        return f"`{name}` holds {rows} rows" + (f" and {cols} columns." if cols else ".")
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        value = None
+    if isinstance(value, dict):
+        items = ", ".join(f"{k} = {v}" for k, v in list(value.items())[:8])
+        return f"`{name}`: {items}."
+    return f"`{name}` ({kind}): {text[:160]}"
+
+
+def _experience(obs: Observation) -> str:
+    stage = obs.stage
+    assert stage is not None
+    failed = [s.id for s in stage.steps if s.status == "failed"]
+    text = f"Stage {stage.id}: {sum(1 for s in stage.steps if s.status == 'complete')} of {len(stage.steps)} steps complete"
+    if failed:
+        text += "; failed: " + ", ".join(failed)
+    return text + "."

@@ -1,0 +1,193 @@
+"""The offline analyst's playbook: stages and steps, each step served by one recipe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["StepPlay", "StagePlay", "playbook"]
+
+
+@dataclass(frozen=True)
+class StepPlay:
+    id: str
+    title: str
+    goal: str
+    recipe: str
+    artifacts: tuple[tuple[str, str], ...]  # (name, description)
+    required: tuple[str, ...] = ()
+    acceptance: tuple[str, ...] = ()
+    agent: str = "Explore-Agent"
+
+
+@dataclass(frozen=True)
+class StagePlay:
+    id: str
+    title: str
+    goal: str
+    steps: tuple[StepPlay, ...]
+    artifacts: tuple[tuple[str, str], ...]
+    required: tuple[str, ...] = ()
+
+
+def _target_checks(target: str | None) -> tuple[str, ...]:
+    if not target:
+        return ()
+    return (f"{target!r} in clean_dataset.columns", f"clean_dataset[{target!r}].notna().all()")
+
+
+def playbook(supervised: bool, target: str | None = None) -> tuple[StagePlay, ...]:
+    """All stages, in order. ``target`` (once known) sharpens acceptance criteria."""
+    loading = StepPlay(
+        "data_loading",
+        "Data Loading",
+        "Read the submitted file into raw_dataset with the right delimiter and encoding. "
+        "Acceptance: it has rows and columns.",
+        "load_data",
+        (("raw_dataset", "DataFrame read from the submitted file"), ("data_profile", "shape and dtypes")),
+        ("user_submit_files",),
+        ("len(raw_dataset) > 0", "raw_dataset.shape[1] > 0"),
+    )
+    integrity = StepPlay(
+        "integrity_checks",
+        "Integrity Checks",
+        "Audit types, missing values, duplicates, constant and ID-like columns, numbers stored "
+        "as text and dates. Acceptance: integrity_report is a dict.",
+        "integrity_checks",
+        (("integrity_report", "dict of integrity findings"),),
+        ("raw_dataset",),
+        ("isinstance(integrity_report, dict)",),
+    )
+    cleaning = StepPlay(
+        "data_cleaning",
+        "Data Cleaning",
+        "Fix what the audit found, without touching the target's values. "
+        "Acceptance: clean_dataset has rows.",
+        "clean_data",
+        (("clean_dataset", "cleaned DataFrame"), ("cleaning_log", "list of actions taken")),
+        ("raw_dataset", "integrity_report"),
+        ("len(clean_dataset) > 0", *_target_checks(target)),
+    )
+    univariate = StepPlay(
+        "univariate_analysis",
+        "Univariate Analysis",
+        "Describe each variable: summary statistics, histograms, frequent categories.",
+        "univariate_eda",
+        (("numeric_summary", "describe() of numeric columns"),),
+        ("clean_dataset",),
+        ("numeric_summary is not None",),
+    )
+    relations = StepPlay(
+        "relationship_analysis",
+        "Relationships",
+        "Correlations between variables"
+        + (" and each feature's association with the target." if supervised else "."),
+        "relationship_eda",
+        (("correlation_matrix", "correlations of numeric columns"),),
+        ("clean_dataset",),
+        ("correlation_matrix is not None",),
+    )
+    stages = [
+        StagePlay(
+            "data_existence_establishment",
+            "Data Existence Establishment",
+            "Establish that the data exists and can be read. Artifacts: raw_dataset.",
+            (loading,),
+            (("raw_dataset", "DataFrame loaded from assets"),),
+            ("user_submit_files",),
+        ),
+        StagePlay(
+            "data_integrity_assessment",
+            "Data Integrity Assessment",
+            "Audit and clean the data. Artifacts: clean_dataset; Acceptance: no unexplained "
+            "missing target values, types fixed.",
+            (integrity, cleaning),
+            (("clean_dataset", "cleaned DataFrame"),),
+            ("raw_dataset",),
+        ),
+        StagePlay(
+            "exploratory_data_analysis",
+            "Exploratory Data Analysis",
+            "Understand distributions and relationships, with plots saved to outputs/.",
+            (univariate, relations),
+            (("numeric_summary", "summary statistics"), ("correlation_matrix", "correlations")),
+            ("clean_dataset",),
+        ),
+    ]
+    if supervised:
+        selection = StepPlay(
+            "model_selection",
+            "Model Selection",
+            "Compare a baseline, a linear model and gradient boosting with seeded 5-fold "
+            "cross-validation on a training split, with leakage guards.",
+            "model_selection",
+            (
+                ("model_comparison", "cv mean/std per model"),
+                ("best_model_name", "name of the best model"),
+                ("feature_columns", "features used"),
+            ),
+            ("clean_dataset",),
+            ("len(model_comparison) >= 2",),
+            "Model-Agent",
+        )
+        holdout = StepPlay(
+            "holdout_evaluation",
+            "Hold-out Evaluation",
+            "Fit the best model on the training split and score it on the hold-out test set.",
+            "holdout_evaluation",
+            (("final_metrics", "task, metric, cv and test scores"), ("final_model", "fitted pipeline")),
+            ("model_comparison", "best_model_name", "feature_columns"),
+            ("final_metrics['test_score'] == final_metrics['test_score']",),
+            "Model-Agent",
+        )
+        stability = StepPlay(
+            "stability_check",
+            "Stability Check",
+            "PCS stability: spread of the test score over bootstrap resamples and of the CV "
+            "score over seeds.",
+            "stability_check",
+            (("stability_report", "bootstrap and seed spread"),),
+            ("final_model", "final_metrics"),
+            ("isinstance(stability_report, dict)",),
+            "Model-Agent",
+        )
+        stages.append(
+            StagePlay(
+                "predictive_modelling",
+                "Predictive Modelling",
+                "Fit and compare models; report cross-validated and hold-out scores. "
+                "Artifacts: final_metrics.",
+                (selection, holdout),
+                (("final_metrics", "final scores"),),
+                ("clean_dataset",),
+            )
+        )
+        stages.append(
+            StagePlay(
+                "stability_assessment",
+                "Stability Assessment",
+                "Check that the result holds under perturbations of data and seeds.",
+                (stability,),
+                (("stability_report", "stability figures"),),
+                ("final_model",),
+            )
+        )
+    summary = StepPlay(
+        "final_summary",
+        "Summary",
+        "Write the closing summary with the real numbers.",
+        "final_summary",
+        (("analysis_summary", "markdown summary"),),
+        ("clean_dataset",),
+        ("len(analysis_summary) > 0",),
+        "Report-Agent",
+    )
+    stages.append(
+        StagePlay(
+            "communication",
+            "Communication",
+            "Summarise what was done and found, quoting the numbers.",
+            (summary,),
+            (("analysis_summary", "closing summary"),),
+        )
+    )
+    return tuple(stages)

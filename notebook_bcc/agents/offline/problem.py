@@ -1,0 +1,122 @@
+"""Reading problem.md: optional YAML front matter, else heuristics on the text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import yaml
+
+__all__ = ["ProblemSpec", "read_problem", "resolve_target"]
+
+_SUPERVISED = re.compile(
+    r"\b(predict\w*|classif\w*|forecast\w*|regress\w*|explain\w*|estimat\w*|what drives|"
+    r"what explains|target)\b",
+    re.IGNORECASE,
+)
+_CLASSIFY = re.compile(r"\b(classif\w*|which class|categor\w*|species|type of|who survived)\b", re.I)
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    title: str
+    text: str
+    target: str | None  # as written in the problem (resolved against columns later)
+    task: str  # classification | regression | eda | auto
+    metric: str | None = None
+    drop: tuple[str, ...] = ()
+    ids: tuple[str, ...] = ()
+    reason: str = ""
+
+    @property
+    def supervised(self) -> bool:
+        return self.task in ("classification", "regression", "auto")
+
+
+def _front_matter(text: str) -> tuple[dict, str]:
+    match = re.match(r"\A\ufeff?---\s*\n(.*?)\n---\s*\n?", text, re.DOTALL)
+    if not match:
+        return {}, text
+    try:
+        data = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError:
+        return {}, text
+    return (data if isinstance(data, dict) else {}), text[match.end() :]
+
+
+def _as_tuple(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value)
+    return (str(value),)
+
+
+def read_problem(text: str) -> ProblemSpec:
+    meta, body = _front_matter(text)
+    body = body.strip()
+    heading = re.search(r"^#+\s*(.+)$", body, re.MULTILINE)
+    first = next((ln.strip() for ln in body.splitlines() if ln.strip()), "Analysis")
+    title = str(meta.get("title") or (heading.group(1) if heading else first)).strip()
+    title = title.lstrip("# ").strip()[:80] or "Analysis"
+    target = meta.get("target")
+    task = str(meta.get("task") or "").lower() or None
+    if task and task not in ("classification", "regression", "eda"):
+        task = None
+    if target:
+        reason = f"front matter names target `{target}`"
+        task = task or "auto"
+    elif task == "eda":
+        reason = "front matter says task: eda"
+    else:
+        quoted = re.findall(r"`([^`]+)`", body)
+        target = quoted[0] if quoted and _SUPERVISED.search(body) else None
+        if _SUPERVISED.search(body):
+            task = task or ("classification" if _CLASSIFY.search(body) else "auto")
+            reason = "the problem asks to " + _SUPERVISED.search(body).group(0).lower()
+        else:
+            task = "eda"
+            reason = "the problem asks for a description, not a prediction"
+    return ProblemSpec(
+        title=title,
+        text=body,
+        target=str(target) if target else None,
+        task=task or "eda",
+        metric=meta.get("metric"),
+        drop=_as_tuple(meta.get("drop")),
+        ids=_as_tuple(meta.get("id")),
+        reason=reason,
+    )
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def resolve_target(spec: ProblemSpec, columns: Sequence[str]) -> str | None:
+    """The column the problem asks to predict: the named target, else a column the text names."""
+    if not columns:
+        return None
+    by_norm = {_norm(c): c for c in columns}
+    if spec.target:
+        if spec.target in columns:
+            return spec.target
+        return by_norm.get(_norm(spec.target))
+    if not spec.supervised:
+        return None
+    # a column mentioned in the text: prefer the one closest after a "predict"-like word
+    text = spec.text
+    hits: list[tuple[int, int, str]] = []
+    verb = _SUPERVISED.search(text)
+    anchor = verb.start() if verb else 0
+    for col in columns:
+        if len(_norm(col)) < 2:
+            continue
+        pattern = r"(?<![A-Za-z0-9_])" + re.escape(col) + r"(?![A-Za-z0-9_])"
+        for m in re.finditer(pattern, text, flags=re.IGNORECASE):
+            distance = m.start() - anchor if m.start() >= anchor else 10_000 + anchor - m.start()
+            hits.append((distance, -len(col), col))
+    return min(hits)[2] if hits else None

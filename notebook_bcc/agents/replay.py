@@ -1,0 +1,53 @@
+"""ReplayAgent: answers each transition with the reply recorded in a run's logs."""
+
+from __future__ import annotations
+
+from collections import deque
+from pathlib import Path
+
+from lxml import etree
+
+from ..errors import UsageError
+from ..observation import Observation
+from ..prompts import RenderedPrompt
+from . import AgentReply
+
+__all__ = ["ReplayAgent"]
+
+
+class ReplayAgent:
+    """Recorded accepted replies, served per event in their original order."""
+
+    def __init__(self, replies: dict[str, deque[str]], source: Path) -> None:
+        self.model = f"replay:{source}"
+        self._replies = replies
+
+    @classmethod
+    def from_run_dir(cls, run_dir: str | Path) -> ReplayAgent:
+        root = Path(run_dir)
+        logs = sorted((root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml"))
+        if not logs:
+            raise UsageError(
+                f"{root} has no transition logs to replay", remedy="pass a run directory of `bcc run`"
+            )
+        replies: dict[str, deque[str]] = {}
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+        for path in logs:
+            if path.name.endswith(".attempts.xml"):
+                continue
+            t = etree.parse(str(path), parser).getroot()
+            ok = [r for r in t.findall("response") if r.get("status") == "ok"]
+            if ok:
+                replies.setdefault(t.get("event"), deque()).append(ok[-1].text or "")
+        return cls(replies, root)
+
+    def respond(
+        self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
+    ) -> AgentReply:
+        queue = self._replies.get(obs.event)
+        if not queue:
+            raise UsageError(
+                f"the recording has no more {obs.event} replies (the run diverged)",
+                remedy="replay a complete run, or run with a model",
+            )
+        return AgentReply(text=queue.popleft(), model=self.model)

@@ -1,0 +1,251 @@
+"""The ``bcc`` command line: a thin typer layer over the library.
+
+Options become a RunConfig; errors become one line with a remedy and the exit code of
+``errors.BccError`` (``--debug`` shows the traceback instead).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .errors import BccError, PayloadError, UsageError
+
+app = typer.Typer(
+    name="bcc",
+    help="Turn a written analysis problem and data files into a finished Jupyter notebook.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class StepFailure(str, Enum):
+    continue_ = "continue"
+    abort = "abort"
+
+
+class Kind(str, Enum):
+    stages = "stages"
+    steps = "steps"
+    behavior = "behavior"
+    actions = "actions"
+    reflection = "reflection"
+    stage_reflection = "stage_reflection"
+
+
+def _fail(exc: BaseException, debug: bool) -> None:
+    if debug:
+        traceback.print_exception(exc)
+    if isinstance(exc, BccError):
+        typer.echo(exc.one_line(), err=True)
+        raise typer.Exit(exc.exit_code)
+    if isinstance(exc, KeyboardInterrupt):
+        typer.echo("error: interrupted (fix: `bcc resume RUN_DIR` continues)", err=True)
+        raise typer.Exit(130)
+    cause = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    typer.echo(f"error: internal error: {cause} (fix: re-run with --debug and report it)", err=True)
+    raise typer.Exit(1)
+
+
+def _printer(quiet: bool, as_json: bool):  # -> EventHook
+    def show(record: dict[str, Any]) -> None:
+        if as_json:
+            sys.stdout.write(json.dumps(record, default=str) + "\n")
+            sys.stdout.flush()
+        elif not quiet:
+            forced = " (forced)" if record.get("forced") else ""
+            typer.echo(
+                f"[{record['seq']:>4}] {record['event']:<15} {record['from']} -> {record['to']}"
+                f"{forced}  {record.get('path') or ''}  {record['duration_ms'] / 1000:.1f}s",
+                err=True,
+            )
+
+    return show
+
+
+def _report(result: Any, as_json: bool) -> None:
+    if as_json:
+        final = {
+            "type": "result",
+            "run_dir": str(result.run_dir),
+            "final_state": result.final_state,
+            "exit_code": result.exit_code,
+            "message": result.message,
+            "verification": result.summary.get("verification"),
+        }
+        sys.stdout.write(json.dumps(final) + "\n")
+    else:
+        typer.echo(f"{result.final_state}: {result.run_dir}/notebook.ipynb")
+        if result.exit_code:
+            typer.echo(result.message, err=True)
+    raise typer.Exit(result.exit_code)
+
+
+def _run(make: Any, quiet: bool, as_json: bool, debug: bool) -> None:
+    try:
+        runner = make(_printer(quiet, as_json))
+        result = runner.run()
+    except (typer.Exit, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - translated at the edge
+        _fail(exc, debug)
+    _report(result, as_json)
+
+
+Opt = Annotated
+
+
+@app.command()
+def run(
+    problem: Opt[Path, typer.Argument(help="problem.md: the question, optional YAML front matter")],
+    data: Opt[list[Path], typer.Argument(help="data file(s): CSV/TSV (also parquet, xlsx)")],
+    model: Opt[Optional[str], typer.Option(help="offline | replay:RUN_DIR | litellm model [env BCC_MODEL]")] = None,
+    api_base: Opt[Optional[str], typer.Option(help="base URL of an OpenAI-compatible server")] = None,
+    out: Opt[Optional[Path], typer.Option(help="run directory (new or empty)")] = None,
+    runs_dir: Opt[Path, typer.Option(help="parent of timestamped run directories")] = Path("runs"),
+    seed: Opt[int, typer.Option(help="seed for random/numpy and the analyst")] = 42,
+    cell_timeout: Opt[float, typer.Option(help="seconds per cell before it is interrupted")] = 600.0,
+    max_behaviors_per_step: Opt[int, typer.Option(help="G3 cap")] = 4,
+    max_steps_per_stage: Opt[int, typer.Option(help="G3 cap")] = 8,
+    max_stages: Opt[int, typer.Option(help="G3 cap")] = 10,
+    max_llm_calls: Opt[Optional[int], typer.Option(help="G6 budget: model calls")] = None,
+    max_cost_usd: Opt[Optional[float], typer.Option(help="G6 budget: USD")] = None,
+    max_wall_s: Opt[Optional[float], typer.Option(help="G6 budget: wall seconds")] = None,
+    max_repairs: Opt[int, typer.Option(help="re-asks after an invalid reply")] = 2,
+    llm_timeout: Opt[float, typer.Option(help="seconds per model call")] = 120.0,
+    on_step_failure: Opt[StepFailure, typer.Option(help="continue | abort at a capped step")] = StepFailure.continue_,
+    keep_failed_cells: Opt[bool, typer.Option("--keep-failed-cells", help="keep failed code in the notebook")] = False,
+    no_verify: Opt[bool, typer.Option("--no-verify", help="skip the final re-execution")] = False,
+    free_deprecated: Opt[bool, typer.Option(help="delete safe deprecated variables")] = True,
+    quiet: Opt[bool, typer.Option("--quiet", help="print only the final line")] = False,
+    as_json: Opt[bool, typer.Option("--json", help="one JSON event per line on stdout")] = False,
+    debug: Opt[bool, typer.Option("--debug", help="show tracebacks")] = False,
+) -> None:
+    """Run a new analysis: PROBLEM and DATA files -> a run directory with notebook.ipynb."""
+    from .config import RunConfig, default_model
+    from .runner import Runner
+
+    def make(hook: Any) -> Any:
+        if cell_timeout <= 0 or min(max_behaviors_per_step, max_steps_per_stage, max_stages) < 1:
+            raise UsageError("timeouts and caps must be positive", remedy="see `bcc run --help`")
+        config = RunConfig(
+            model=model or default_model(),
+            api_base=api_base,
+            seed=seed,
+            cell_timeout=cell_timeout,
+            max_behaviors_per_step=max_behaviors_per_step,
+            max_steps_per_stage=max_steps_per_stage,
+            max_stages=max_stages,
+            max_llm_calls=max_llm_calls,
+            max_cost_usd=max_cost_usd,
+            max_wall_s=max_wall_s,
+            max_repairs=max_repairs,
+            llm_timeout=llm_timeout,
+            on_step_failure=on_step_failure.value,
+            keep_failed_cells=keep_failed_cells,
+            verify=not no_verify,
+            free_deprecated=free_deprecated,
+        )
+        return Runner.create(config, problem, data, out=out, runs_dir=runs_dir, on_event=hook)
+
+    _run(make, quiet, as_json, debug)
+
+
+@app.command()
+def resume(
+    run_dir: Opt[Path, typer.Argument(help="a run directory")],
+    max_llm_calls: Opt[Optional[int], typer.Option(help="new G6 budget: model calls")] = None,
+    max_cost_usd: Opt[Optional[float], typer.Option(help="new G6 budget: USD")] = None,
+    max_wall_s: Opt[Optional[float], typer.Option(help="new G6 budget: wall seconds")] = None,
+    quiet: Opt[bool, typer.Option("--quiet")] = False,
+    as_json: Opt[bool, typer.Option("--json")] = False,
+    debug: Opt[bool, typer.Option("--debug")] = False,
+) -> None:
+    """Continue a run from its last checkpoint (fresh kernel, notebook replayed)."""
+    from .runner import Runner
+
+    budgets = {"max_llm_calls": max_llm_calls, "max_cost_usd": max_cost_usd, "max_wall_s": max_wall_s}
+    _run(lambda hook: Runner.resume(run_dir, budgets=budgets, on_event=hook), quiet, as_json, debug)
+
+
+@app.command()
+def replay(
+    run_dir: Opt[Path, typer.Argument(help="a recorded run directory")],
+    out: Opt[Path, typer.Option(help="the new run directory")],
+    quiet: Opt[bool, typer.Option("--quiet")] = False,
+    as_json: Opt[bool, typer.Option("--json")] = False,
+    debug: Opt[bool, typer.Option("--debug")] = False,
+) -> None:
+    """Re-run a recorded run with its recorded replies (no model)."""
+    from .config import RunConfig
+    from .runner import Runner
+
+    def make(hook: Any) -> Any:
+        saved = json.loads((run_dir / "config.json").read_text()) if (run_dir / "config.json").exists() else None
+        if saved is None:
+            raise UsageError(f"{run_dir} is not a bcc run directory", remedy="pass a directory made by `bcc run`")
+        config = RunConfig.from_json(saved).with_budgets(model=f"replay:{run_dir}")
+        data = sorted((run_dir / "assets").iterdir())
+        return Runner.create(config, run_dir / "problem.md", data, out=out, on_event=hook)
+
+    _run(make, quiet, as_json, debug)
+
+
+@app.command()
+def status(
+    run_dir: Opt[Path, typer.Argument(help="a run directory")],
+    as_json: Opt[bool, typer.Option("--json")] = False,
+) -> None:
+    """State, location, plan progress, ledger and costs of a run."""
+    from .inspect_run import status_text, status_json
+
+    try:
+        typer.echo(json.dumps(status_json(run_dir), indent=2) if as_json else status_text(run_dir))
+    except BaseException as exc:  # noqa: BLE001
+        _fail(exc, False)
+
+
+@app.command()
+def logs(
+    run_dir: Opt[Path, typer.Argument(help="a run directory")],
+    seq: Opt[Optional[int], typer.Argument(help="show this transition")] = None,
+) -> None:
+    """List the transitions of a run, or show one."""
+    from .inspect_run import log_list, log_show
+
+    try:
+        typer.echo(log_list(run_dir) if seq is None else log_show(run_dir, seq))
+    except BaseException as exc:  # noqa: BLE001
+        _fail(exc, False)
+
+
+@app.command()
+def validate(
+    file: Opt[Path, typer.Argument(help="an XML payload file")],
+    kind: Opt[Optional[Kind], typer.Option(help="expected root (default: inferred)")] = None,
+    debug: Opt[bool, typer.Option("--debug")] = False,
+) -> None:
+    """Check an agent payload against the XML contract (exit 0 valid, 6 invalid)."""
+    from .payloads import parse_payload
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        _fail(UsageError(f"cannot read {file}: {exc.strerror}", remedy="check the path"), debug)
+    try:
+        parsed = parse_payload(text, kind.value if kind else None)
+    except PayloadError as exc:
+        _fail(exc, debug)
+    note = " (after hardening)" if parsed.hardened else ""
+    typer.echo(f"valid <{parsed.kind}>{note}")
+
+
+def main() -> None:  # pragma: no cover
+    app()

@@ -1,0 +1,72 @@
+"""RunConfig: every setting of a run, frozen. The CLI builds one; the runner only reads it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RunConfig", "default_model"]
+
+
+def default_model() -> str:
+    """``$BCC_MODEL`` when set, else the built-in offline analyst."""
+    return os.environ.get("BCC_MODEL") or "offline"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    #: Agent backend: "offline", "replay:<run_dir>", or any litellm model string.
+    model: str = field(default_factory=default_model)
+    #: Base URL of an OpenAI-compatible server (litellm ``api_base``).
+    api_base: str | None = None
+    #: Seed for ``random``/``numpy`` in the parameters cell and for the offline analyst.
+    seed: int = 42
+    #: Seconds a single cell may run before it is interrupted.
+    cell_timeout: float = 600.0
+    #: Seconds to wait for a kernel to start.
+    kernel_startup_timeout: float = 60.0
+    #: G3 caps.
+    max_behaviors_per_step: int = 4
+    max_steps_per_stage: int = 8
+    max_stages: int = 10
+    #: G6 budgets (None = unlimited).
+    max_llm_calls: int | None = None
+    max_cost_usd: float | None = None
+    max_wall_s: float | None = None
+    #: Re-asks after an invalid payload (LLM backends only).
+    max_repairs: int = 2
+    #: Seconds one model call may take.
+    llm_timeout: float = 120.0
+    #: "continue" marks a capped step failed and goes on; "abort" fails the workflow.
+    on_step_failure: str = "continue"
+    #: Keep failed code cells in notebook.ipynb (they are always in logs/).
+    keep_failed_cells: bool = False
+    #: Re-execute the notebook in a fresh kernel at the end.
+    verify: bool = True
+    #: Delete ``safe="true"`` deprecated variables from the kernel.
+    free_deprecated: bool = True
+    #: Characters of cell output kept per cell in the notebook / shown to agents.
+    output_cap_chars: int = 20_000
+    excerpt_chars: int = 2_000
+
+    def with_budgets(self, **changes: Any) -> RunConfig:
+        """A copy with the given (non-None) budget options replaced; used by ``bcc resume``."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunConfig:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @property
+    def is_offline(self) -> bool:
+        return self.model == "offline"
+
+
+def resolve_path(path: str | os.PathLike[str]) -> Path:
+    return Path(path).expanduser().resolve()

@@ -1,0 +1,121 @@
+"""Exceptions raised by notebook-bcc.
+
+Every error a user can meet carries an ``exit_code`` (the CLI exits with it) and a one-line
+``remedy`` (the CLI prints it after the cause). Errors subclass a builtin where one fits, so
+library callers can catch them without importing this module.
+
+The tree::
+
+    BccError(Exception)                    exit 1   internal error / workflow failed
+    ├── UsageError(BccError, ValueError)   exit 2   bad command-line usage
+    ├── InputError(BccError, ValueError)   exit 3   unreadable problem or data file
+    ├── LLMError(BccError, RuntimeError)   exit 4   model provider failure
+    ├── KernelError(BccError, RuntimeError) exit 5  kernel could not start / died too often
+    ├── PayloadError(BccError, ValueError) exit 6   agent reply invalid (after repairs)
+    ├── BudgetExhausted(BccError)          exit 7   a budget ran out (run aborted, resumable)
+    ├── StorageError(BccError, OSError)    exit 8   cannot write the run directory
+    │   └── RunLocked(StorageError)        exit 8   another bcc holds the run lock
+    └── Interrupted(BccError, KeyboardInterrupt-like)  exit 130  Ctrl-C (resumable)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BccError",
+    "UsageError",
+    "InputError",
+    "LLMError",
+    "KernelError",
+    "PayloadError",
+    "BudgetExhausted",
+    "StorageError",
+    "RunLocked",
+    "Interrupted",
+]
+
+
+class BccError(Exception):
+    """Base class. ``str(err)`` is the cause; ``err.remedy`` says how to fix it."""
+
+    exit_code: int = 1
+    default_remedy: str = "re-run with --debug and report the traceback"
+
+    def __init__(self, message: str, *, remedy: str | None = None) -> None:
+        super().__init__(message)
+        self.remedy = remedy or self.default_remedy
+
+    def one_line(self) -> str:
+        """The message the CLI prints: cause and remedy on one line."""
+        cause = " ".join(str(self).split())
+        return f"error: {cause} (fix: {self.remedy})"
+
+
+class UsageError(BccError, ValueError):
+    exit_code = 2
+    default_remedy = "see `bcc COMMAND --help`"
+
+
+class InputError(BccError, ValueError):
+    exit_code = 3
+    default_remedy = "check the problem and data file paths and contents"
+
+
+class LLMError(BccError, RuntimeError):
+    exit_code = 4
+    default_remedy = "check --model, --api-base and the provider's API key variable"
+
+
+class KernelError(BccError, RuntimeError):
+    exit_code = 5
+    default_remedy = "check that ipykernel is installed (`python -m ipykernel --version`)"
+
+
+class PayloadError(BccError, ValueError):
+    """An agent reply that is not a valid payload. Carries the position of the fault."""
+
+    exit_code = 6
+    default_remedy = "fix the XML at the given line and column"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        kind: str | None = None,
+        remedy: str | None = None,
+    ) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        self.kind = kind
+        where = ""
+        if line is not None:
+            where = f"line {line}, column {column or 0}: "
+        super().__init__(f"{where}{message}", remedy=remedy)
+
+    @classmethod
+    def from_lxml(cls, exc: Exception, *, kind: str | None = None) -> PayloadError:
+        """Build from an lxml ``XMLSyntaxError`` (or any error with ``.position``/``.msg``)."""
+        line, column = getattr(exc, "position", (None, None)) or (None, None)
+        msg = getattr(exc, "msg", None) or str(exc)
+        return cls(msg, line=line, column=column, kind=kind)
+
+
+class BudgetExhausted(BccError):
+    exit_code = 7
+    default_remedy = "continue with `bcc resume RUN_DIR` and a larger budget option"
+
+
+class StorageError(BccError, OSError):
+    exit_code = 8
+    default_remedy = "free disk space or choose a writable --runs-dir / --out"
+
+
+class RunLocked(StorageError):
+    default_remedy = "wait for the other bcc process to finish, or stop it"
+
+
+class Interrupted(BccError):
+    exit_code = 130
+    default_remedy = "continue with `bcc resume RUN_DIR`"

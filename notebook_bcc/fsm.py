@@ -1,0 +1,210 @@
+"""The workflow state machine as a table (pure: standard library only).
+
+The table is data. It is validated when this module is imported: exactly one initial state,
+terminal states have no exits, every state is reachable from the initial state, and every
+non-terminal state can reach the success state. ``render_markdown()`` produces the table that
+README.md embeds; a test keeps the two equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = [
+    "State",
+    "Event",
+    "Transition",
+    "TRANSITIONS",
+    "INITIAL",
+    "SUCCESS",
+    "TERMINALS",
+    "InvalidTransition",
+    "transition_for",
+    "event_from",
+    "render_markdown",
+    "validate",
+]
+
+
+class State(str, Enum):
+    IDLE = "IDLE"
+    STAGE_RUNNING = "STAGE_RUNNING"
+    STEP_RUNNING = "STEP_RUNNING"
+    BEHAVIOR_RUNNING = "BEHAVIOR_RUNNING"
+    BEHAVIOR_COMPLETED = "BEHAVIOR_COMPLETED"
+    STEP_COMPLETED = "STEP_COMPLETED"
+    STAGE_COMPLETED = "STAGE_COMPLETED"
+    WORKFLOW_COMPLETED = "WORKFLOW_COMPLETED"
+    WORKFLOW_FAILED = "WORKFLOW_FAILED"
+    WORKFLOW_ABORTED = "WORKFLOW_ABORTED"
+
+
+class Event(str, Enum):
+    START_WORKFLOW = "START_WORKFLOW"
+    START_STEP = "START_STEP"
+    START_BEHAVIOR = "START_BEHAVIOR"
+    COMPLETE_ACTION = "COMPLETE_ACTION"
+    COMPLETE_STEP = "COMPLETE_STEP"
+    COMPLETE_STAGE = "COMPLETE_STAGE"
+    NEXT_STAGE = "NEXT_STAGE"
+    FAIL = "FAIL"
+    ABORT = "ABORT"
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One row: ``event`` moves ``source`` to one of ``targets`` (the first is the default)."""
+
+    event: Event
+    source: State
+    targets: tuple[State, ...]
+    agent: str | None = None
+    root: str | None = None
+    note: str = ""
+
+
+INITIAL = State.IDLE
+SUCCESS = State.WORKFLOW_COMPLETED
+TERMINALS = frozenset({State.WORKFLOW_COMPLETED, State.WORKFLOW_FAILED, State.WORKFLOW_ABORTED})
+
+_S = State
+_E = Event
+
+_CORE: tuple[Transition, ...] = (
+    Transition(_E.START_WORKFLOW, _S.IDLE, (_S.STAGE_RUNNING,), "stage-planner", "stages"),
+    Transition(_E.START_STEP, _S.STAGE_RUNNING, (_S.STEP_RUNNING,), "step-planner", "steps"),
+    Transition(
+        _E.START_BEHAVIOR, _S.STEP_RUNNING, (_S.BEHAVIOR_RUNNING,), "behavior-arranger", "behavior"
+    ),
+    Transition(
+        _E.COMPLETE_ACTION,
+        _S.BEHAVIOR_RUNNING,
+        (_S.BEHAVIOR_COMPLETED,),
+        "action-generator",
+        "actions",
+    ),
+    Transition(
+        _E.COMPLETE_STEP,
+        _S.BEHAVIOR_COMPLETED,
+        (_S.STEP_COMPLETED, _S.STEP_RUNNING),
+        "behavior-reflector",
+        "reflection",
+        "STEP_RUNNING = next behavior of the same step",
+    ),
+    Transition(
+        _E.COMPLETE_STAGE,
+        _S.STEP_COMPLETED,
+        (_S.STEP_RUNNING, _S.STAGE_COMPLETED),
+        "stage-reflector",
+        "stage_reflection",
+        "STEP_RUNNING = next step of the same stage",
+    ),
+    Transition(
+        _E.NEXT_STAGE,
+        _S.STAGE_COMPLETED,
+        (_S.STAGE_RUNNING, _S.WORKFLOW_COMPLETED),
+        None,
+        None,
+        "STAGE_RUNNING = next stage",
+    ),
+)
+
+
+def _with_failure_edges(core: Iterable[Transition]) -> tuple[Transition, ...]:
+    rows = list(core)
+    for event, target in ((_E.FAIL, _S.WORKFLOW_FAILED), (_E.ABORT, _S.WORKFLOW_ABORTED)):
+        for state in State:
+            if state not in TERMINALS:
+                rows.append(Transition(event, state, (target,)))
+    return tuple(rows)
+
+
+TRANSITIONS: tuple[Transition, ...] = _with_failure_edges(_CORE)
+_INDEX: dict[tuple[State, Event], Transition] = {(t.source, t.event): t for t in TRANSITIONS}
+
+
+class InvalidTransition(ValueError):
+    """An event that the table does not allow from a state, or a target it does not list."""
+
+
+def transition_for(source: State, event: Event) -> Transition:
+    """The row for ``event`` fired in ``source``; raises InvalidTransition when there is none."""
+    try:
+        return _INDEX[(State(source), Event(event))]
+    except KeyError:
+        raise InvalidTransition(f"{event} is not allowed from {source}") from None
+
+
+def event_from(source: State) -> Transition:
+    """The single agent-or-bookkeeping row leaving ``source`` (FAIL and ABORT excluded)."""
+    rows = [t for t in _CORE if t.source == source]
+    if len(rows) != 1:
+        raise InvalidTransition(f"no regular event leaves {source}")
+    return rows[0]
+
+
+def check_target(source: State, event: Event, target: State) -> Transition:
+    """Validate that ``event`` may move ``source`` to ``target``; return the row."""
+    row = transition_for(source, event)
+    if State(target) not in row.targets:
+        raise InvalidTransition(f"{event} from {source} cannot go to {target}")
+    return row
+
+
+def validate(rows: tuple[Transition, ...] = TRANSITIONS) -> None:
+    """Raise ValueError unless the table is well formed (see module docstring)."""
+    sources = {t.source for t in rows}
+    targets = {s for t in rows for s in t.targets}
+    initial = [s for s in State if s not in targets]
+    if initial != [INITIAL]:
+        raise ValueError(f"exactly one initial state expected, found {initial}")
+    for terminal in TERMINALS:
+        if terminal in sources:
+            raise ValueError(f"terminal state {terminal} has exits")
+    seen = {(t.source, t.event) for t in rows}
+    if len(seen) != len(rows):
+        raise ValueError("duplicate (state, event) rows")
+    graph: dict[State, set[State]] = {s: set() for s in State}
+    for t in rows:
+        graph[t.source].update(t.targets)
+    reached = _closure(graph, INITIAL)
+    if reached != set(State):
+        raise ValueError(f"unreachable states: {sorted(set(State) - reached)}")
+    for state in State:
+        if state not in TERMINALS and SUCCESS not in _closure(graph, state):
+            raise ValueError(f"{state} cannot reach {SUCCESS}")
+
+
+def _closure(graph: dict[State, set[State]], start: State) -> set[State]:
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in graph[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def render_markdown(rows: tuple[Transition, ...] = TRANSITIONS) -> str:
+    """The table as markdown (FAIL/ABORT folded into one row each), for README.md."""
+    lines = [
+        "| event | from | to | agent | payload root |",
+        "|---|---|---|---|---|",
+    ]
+    for t in rows:
+        if t.event in (_E.FAIL, _E.ABORT):
+            continue
+        to = ", or ".join(s.value for s in t.targets)
+        if t.note:
+            to += f" ({t.note})"
+        agent = t.agent or "none"
+        root = f"`<{t.root}>`" if t.root else "—"
+        lines.append(f"| {t.event.value} | {t.source.value} | {to} | {agent} | {root} |")
+    lines.append("| FAIL | any non-terminal | WORKFLOW_FAILED | none | — |")
+    lines.append("| ABORT | any non-terminal | WORKFLOW_ABORTED (resumable) | none | — |")
+    return "\n".join(lines) + "\n"
+
+
+validate()

@@ -1,0 +1,70 @@
+"""Checks on the problem and data files, before any run directory, kernel or model exists."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+
+__all__ = ["Inputs", "check_inputs"]
+
+TABULAR = {".csv", ".tsv", ".txt", ".dat"}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    problem: Path
+    problem_text: str
+    data: tuple[Path, ...]
+
+
+def _existing_file(path: Path, what: str) -> Path:
+    if not path.exists():
+        raise InputError(f"{what} {path} does not exist", remedy="check the path")
+    if path.is_dir():
+        raise InputError(f"{what} {path} is a directory", remedy=f"pass a file as the {what}")
+    if path.stat().st_size == 0:
+        raise InputError(f"{what} {path} is empty", remedy=f"pass a non-empty {what}")
+    return path.resolve()
+
+
+def _check_table(path: Path) -> None:
+    if path.suffix.lower() not in TABULAR:
+        return
+    head = path.read_bytes()[:65_536]
+    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(
+            f"data file {path.name} is binary, not text",
+            remedy="export the table as CSV, or name it with its real extension (.parquet, .xlsx)",
+        )
+    text = head.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    if len(lines) < 2:
+        raise InputError(
+            f"data file {path.name} has a header but no rows",
+            remedy="pass a table with at least one data row",
+        )
+
+
+def check_inputs(problem: Path, data: Sequence[Path]) -> Inputs:
+    """Validate the inputs; raise InputError (exit 3) with a remedy on the first problem."""
+    if not data:
+        raise InputError("no data file given", remedy="bcc run PROBLEM.md DATA.csv")
+    problem = _existing_file(problem, "problem file")
+    try:
+        text = problem.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(
+            f"problem file {problem} is not UTF-8 text", remedy="save it as UTF-8 markdown"
+        ) from None
+    if not text.strip():
+        raise InputError(f"problem file {problem} is blank", remedy="write the question in it")
+    files = tuple(_existing_file(Path(p), "data file") for p in data)
+    names = [f.name for f in files]
+    if len(set(names)) != len(names):
+        raise InputError("two data files share a name", remedy="rename one of them")
+    for f in files:
+        _check_table(f)
+    return Inputs(problem, text, files)

@@ -1,0 +1,87 @@
+"""Read-only views of a run directory for ``bcc status`` and ``bcc logs``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+from .errors import InputError
+from .runstore import RunStore
+
+__all__ = ["status_json", "status_text", "log_list", "log_show"]
+
+
+def status_json(run_dir: Path) -> dict[str, Any]:
+    store = RunStore.open(run_dir)
+    state = store.read_json("state.json")
+    summary = store.read_json("summary.json") if (run_dir / "summary.json").exists() else None
+    return {
+        "run_dir": str(run_dir),
+        "schema_version": state["schema_version"],
+        "fsm_state": state["fsm_state"],
+        "location": state["location"],
+        "stages": [
+            {"id": s["id"], "status": s["status"], "steps": {t["id"]: t["status"] for t in s["steps"]}}
+            for s in state["stages"]
+        ],
+        "counters": state["counters"],
+        "usage": state["usage"],
+        "error": state.get("error") or None,
+        "ledger": [
+            {k: v[k] for k in ("name", "status", "kind", "bytes", "created_by")}
+            for v in state["ledger"]
+        ],
+        "verification": summary["verification"] if summary else None,
+    }
+
+
+def status_text(run_dir: Path) -> str:
+    st = status_json(run_dir)
+    lines = [
+        f"run       {st['run_dir']}",
+        f"state     {st['fsm_state']}   at {st['location']['path'] or '-'}",
+        f"counts    {json.dumps(st['counters'])}",
+        f"usage     {json.dumps(st['usage'])}",
+    ]
+    if st["error"]:
+        lines.append(f"error     {st['error']}")
+    if st["verification"]:
+        lines.append(f"verify    {st['verification'].get('status')}")
+    lines.append("plan")
+    for s in st["stages"]:
+        steps = ", ".join(f"{k}:{v}" for k, v in s["steps"].items())
+        lines.append(f"  {s['id']:<32} {s['status']:<9} {steps}")
+    lines.append("variables")
+    for v in st["ledger"]:
+        lines.append(f"  {v['name']:<24} {v['status']:<10} {v['kind']:<14} {v['bytes']:>12,} B  {v['created_by']}")
+    return "\n".join(lines)
+
+
+def _parse(path: Path) -> etree._Element:
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+    return etree.parse(str(path), parser).getroot()
+
+
+def log_list(run_dir: Path) -> str:
+    store = RunStore.open(run_dir)
+    rows = []
+    for path in store.log_files():
+        t = _parse(path)
+        statuses = ",".join(r.get("status", "") for r in t.findall("response")) or "-"
+        rows.append(
+            f"{t.get('seq'):>4}  {t.get('event'):<15} {t.get('from'):>18} -> {t.get('to'):<18} "
+            f"{t.get('agent'):<18} {int(t.get('duration_ms', 0)) / 1000:>6.1f}s "
+            f"forced={t.get('forced')} {statuses}"
+        )
+    return "\n".join(rows) or "(no transitions yet)"
+
+
+def log_show(run_dir: Path, seq: int) -> str:
+    store = RunStore.open(run_dir)
+    for path in store.log_files():
+        if path.name.startswith(f"{seq:04d}_"):
+            return etree.tostring(_parse(path), pretty_print=True, encoding="unicode")
+    raise InputError(f"no transition {seq} in {run_dir}", remedy="list them with `bcc logs RUN_DIR`")

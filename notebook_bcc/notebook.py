@@ -1,0 +1,146 @@
+"""The clean notebook: nbformat 4.5 document, parameters cell, headings, cell metadata.
+
+``notebook.ipynb`` holds only the cells that ran without error, in order, plus the prose around
+them. Saving is delegated to a writer callable (the run store's atomic write).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+__all__ = ["CellTag", "NotebookDocument", "parameters_source"]
+
+KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+@dataclass(frozen=True)
+class CellTag:
+    """``metadata.bcc`` of a generated cell."""
+
+    stage: str
+    step: str
+    behavior: str
+    iteration: int
+    seq: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "step": self.step,
+            "behavior": self.behavior,
+            "iteration": self.iteration,
+            "seq": self.seq,
+        }
+
+
+def parameters_source(problem_title: str, files: Sequence[str], seed: int) -> str:
+    """The papermill-compatible parameters cell."""
+    return (
+        "# Parameters (papermill: -p user_submit_files '[\"other.csv\"]')\n"
+        f"user_problem = {json.dumps(problem_title)}\n"
+        f"user_submit_files = {json.dumps(list(files))}\n"
+        f"seed = {int(seed)}\n"
+        "\n"
+        "import random\n"
+        "import numpy as np\n"
+        "random.seed(seed)\n"
+        "np.random.seed(seed)\n"
+    )
+
+
+class NotebookDocument:
+    """An nbformat notebook plus the operations the runner needs; ``save`` after each change."""
+
+    def __init__(self, nb: nbformat.NotebookNode, writer: Callable[[str], None]) -> None:
+        self.nb = nb
+        self._writer = writer
+
+    @classmethod
+    def create(
+        cls,
+        title: str,
+        problem_title: str,
+        files: Sequence[str],
+        seed: int,
+        writer: Callable[[str], None],
+    ) -> NotebookDocument:
+        nb = new_notebook()
+        nb.nbformat, nb.nbformat_minor = 4, 5
+        nb.metadata["kernelspec"] = dict(KERNELSPEC)
+        nb.metadata["language_info"] = {"name": "python"}
+        nb.metadata["bcc"] = {"title": title, "variables": [], "verification": None}
+        nb.cells.append(new_markdown_cell(f"# {title}", metadata={"bcc": {"role": "title"}}))
+        params = new_code_cell(
+            parameters_source(problem_title, files, seed),
+            metadata={"tags": ["parameters"], "bcc": {"role": "parameters"}},
+        )
+        nb.cells.append(params)
+        return cls(nb, writer)
+
+    @classmethod
+    def load(cls, text: str, writer: Callable[[str], None]) -> NotebookDocument:
+        return cls(nbformat.reads(text, as_version=4), writer)
+
+    # -- edits ----------------------------------------------------------------------------
+    def set_title(self, title: str) -> None:
+        self.nb.metadata["bcc"]["title"] = title
+        self.nb.cells[0].source = f"# {title}"
+
+    def add_markdown(self, text: str, tag: CellTag | None = None, role: str = "text") -> int:
+        meta = {"bcc": {**(tag.to_json() if tag else {}), "role": role}}
+        self.nb.cells.append(new_markdown_cell(text, metadata=meta))
+        return len(self.nb.cells) - 1
+
+    def add_code(
+        self,
+        source: str,
+        tag: CellTag,
+        outputs: Sequence[dict[str, Any]] = (),
+        execution_count: int | None = None,
+        failed: bool = False,
+    ) -> int:
+        meta: dict[str, Any] = {"bcc": {**tag.to_json(), "role": "code"}}
+        if failed:
+            meta["bcc"]["failed"] = True
+            meta["tags"] = ["raises-exception"]
+        cell = new_code_cell(source, metadata=meta, execution_count=execution_count)
+        cell.outputs = [nbformat.from_dict(o) for o in outputs]
+        self.nb.cells.append(cell)
+        return len(self.nb.cells) - 1
+
+    def remove(self, index: int) -> None:
+        del self.nb.cells[index]
+
+    def set_parameters_outputs(self, outputs: Sequence[dict[str, Any]], count: int | None) -> None:
+        cell = self.nb.cells[1]
+        cell.outputs = [nbformat.from_dict(o) for o in outputs]
+        cell.execution_count = count
+
+    def set_variables(self, variables: list[dict[str, Any]]) -> None:
+        self.nb.metadata["bcc"]["variables"] = variables
+
+    def set_verification(self, verification: dict[str, Any]) -> None:
+        self.nb.metadata["bcc"]["verification"] = verification
+
+    # -- reading --------------------------------------------------------------------------
+    def code_sources(self, include_failed: bool = False) -> list[str]:
+        """Sources of code cells in order (the parameters cell first)."""
+        return [
+            c.source
+            for c in self.nb.cells
+            if c.cell_type == "code"
+            and (include_failed or not c.metadata.get("bcc", {}).get("failed"))
+        ]
+
+    def to_text(self) -> str:
+        nbformat.validate(self.nb)
+        return nbformat.writes(self.nb)
+
+    def save(self) -> None:
+        self._writer(self.to_text())

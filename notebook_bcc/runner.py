@@ -1,0 +1,775 @@
+"""The runner: the only module that knows all the others.
+
+One loop: take the table's event for the current state, ask the agent (agent transitions
+only), parse the payload, act (notebook cells, kernel, ledger), enforce the guards, log the
+transition and checkpoint. Durability order per transition: log file, event line, state.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import fsm
+from .agents import Agent, make_agent
+from .config import RunConfig
+from .errors import (
+    BccError,
+    BudgetExhausted,
+    Interrupted,
+    KernelError,
+    LLMError,
+    PayloadError,
+)
+from .fsm import Event, State
+from .inputs import check_inputs
+from .kernel import CellOutcome, KernelSession, execute_notebook
+from .notebook import CellTag, NotebookDocument
+from .observation import CellFact, Observation, StageView, StepView
+from .payloads import (
+    ActionsPayload,
+    BehaviorPayload,
+    ParsedPayload,
+    ReflectionPayload,
+    StageReflectionPayload,
+    StagesPayload,
+    StepsPayload,
+    element_for_log,
+    parse_payload,
+)
+from .prompts import RenderedPrompt, render, with_repair
+from .runstore import RunStore, slugify
+from .state import StageRecord, StepRecord, Usage, WorkflowState
+from .summary import build_summary, render_summary_md
+from .translog import TransitionLog
+
+__all__ = ["Runner", "RunResult"]
+
+EventHook = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_dir: Path
+    final_state: str
+    exit_code: int
+    message: str
+    summary: dict[str, Any]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _digest(code: str) -> str:
+    return hashlib.sha256(code.strip().encode()).hexdigest()[:16]
+
+
+class Runner:
+    """Drives one run directory from its checkpoint to a terminal state."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        store: RunStore,
+        state: WorkflowState,
+        doc: NotebookDocument,
+        *,
+        problem_text: str,
+        files: Sequence[str],
+        on_event: EventHook | None = None,
+        agent: Agent | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.state = state
+        self.doc = doc
+        self.problem_text = problem_text
+        self.files = tuple(files)
+        self.on_event = on_event or (lambda record: None)
+        self.agent = agent or make_agent(
+            config.model, api_base=config.api_base, run_id=state.run_id, timeout=config.llm_timeout
+        )
+        self.kernel: KernelSession | None = None
+        self._t0 = time.monotonic()
+        self._elapsed_before = state.elapsed_s
+        self._behavior: BehaviorPayload | None = None
+        self._parsed_xml = ""
+        self._artifacts: dict[str, Any] = {}
+        self._resumed = False
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        config: RunConfig,
+        problem: Path,
+        data: Sequence[Path],
+        *,
+        out: Path | None = None,
+        runs_dir: Path = Path("runs"),
+        on_event: EventHook | None = None,
+    ) -> Runner:
+        inputs = check_inputs(problem, data)
+        first_line = next((ln for ln in inputs.problem_text.splitlines() if ln.strip("-# \t")), "")
+        slug = slugify(first_line.strip("# ") or inputs.problem.stem)
+        root = RunStore.choose_dir(out, runs_dir, slug)
+        agent = make_agent(
+            config.model, api_base=config.api_base, run_id=root.name, timeout=config.llm_timeout
+        )  # fails (exit 4) before anything is created when the model string is unusable
+        store = RunStore.create(root, inputs.problem, inputs.data)
+        files = [f"assets/{p.name}" for p in inputs.data]
+        title = first_line.strip("# ").strip()[:80] or "Analysis"
+        state = WorkflowState(run_id=root.name, problem_title=title)
+        doc = NotebookDocument.create(title, title, files, config.seed, store_writer(store))
+        store.write_json("config.json", {**config.to_json(), "files": files})
+        doc.save()
+        store.write_json("state.json", state.to_json())
+        return cls(
+            config,
+            store,
+            state,
+            doc,
+            problem_text=inputs.problem_text,
+            files=files,
+            on_event=on_event,
+            agent=agent,
+        )
+
+    @classmethod
+    def resume(
+        cls,
+        run_dir: Path,
+        *,
+        budgets: dict[str, Any] | None = None,
+        on_event: EventHook | None = None,
+        model: str | None = None,
+    ) -> Runner:
+        store = RunStore.open(run_dir)
+        store.lock()
+        saved = store.read_json("config.json")
+        files = saved.pop("files")
+        config = RunConfig.from_json(saved).with_budgets(**(budgets or {}), model=model)
+        state = WorkflowState.from_json(store.read_json("state.json"))
+        doc = NotebookDocument.load(
+            (store.root / "notebook.ipynb").read_text(encoding="utf-8"), store_writer(store)
+        )
+        problem_text = (store.root / "problem.md").read_text(encoding="utf-8")
+        runner = cls(
+            config, store, state, doc, problem_text=problem_text, files=files, on_event=on_event
+        )
+        runner._resumed = True
+        return runner
+
+    # -- the loop -------------------------------------------------------------------------
+    def run(self) -> RunResult:
+        state = self.state
+        if state.fsm_state == "WORKFLOW_COMPLETED":
+            self.store.unlock()
+            summary = self.store.read_json("summary.json") if (self.store.root / "summary.json").exists() else {}
+            return RunResult(self.store.root, state.fsm_state, 0, "run already completed", summary)
+        if state.fsm_state == "WORKFLOW_ABORTED" and state.resume_from:
+            state.fsm_state, state.resume_from = state.resume_from, ""
+        exit_code, message = 0, ""
+        try:
+            self._start_kernel()
+            while State(state.fsm_state) not in fsm.TERMINALS:
+                row = fsm.event_from(State(state.fsm_state))
+                if row.agent is None:
+                    self._next_stage(row)
+                else:
+                    self._check_budgets()
+                    self._agent_transition(row)
+        except BudgetExhausted as exc:
+            self._terminal(Event.ABORT, str(exc))
+            exit_code, message = exc.exit_code, exc.one_line()
+        except (KeyboardInterrupt, Interrupted):
+            exc = Interrupted("interrupted by the user")
+            self._terminal(Event.ABORT, str(exc))
+            exit_code, message = exc.exit_code, exc.one_line()
+        except LLMError as exc:
+            self._terminal(Event.ABORT, str(exc))
+            exit_code, message = exc.exit_code, exc.one_line()
+        except (PayloadError, KernelError, BccError) as exc:
+            self._terminal(Event.FAIL, str(exc))
+            exit_code, message = exc.exit_code, exc.one_line()
+        finally:
+            if self.kernel is not None:
+                if state.fsm_state == "WORKFLOW_COMPLETED":
+                    self._artifacts = self._small_artifacts()
+                self.kernel.shutdown()
+        try:
+            if state.fsm_state == "WORKFLOW_COMPLETED":
+                exit_code = 0
+                message = "workflow completed"
+            elif state.fsm_state == "WORKFLOW_FAILED" and not message:
+                exit_code, message = 1, f"workflow failed: {state.error}"
+            summary = self._finish()
+        finally:
+            self.store.unlock()
+        return RunResult(self.store.root, state.fsm_state, exit_code, message, summary)
+
+    # -- kernel ---------------------------------------------------------------------------
+    def _start_kernel(self) -> None:
+        self.kernel = KernelSession(
+            self.store.root,
+            cell_timeout=self.config.cell_timeout,
+            startup_timeout=self.config.kernel_startup_timeout,
+            output_cap_chars=self.config.output_cap_chars,
+            excerpt_chars=self.config.excerpt_chars,
+        )
+        self.kernel.start()
+        if self._resumed:
+            self._replay_notebook("resume")
+        else:
+            params = self.doc.nb.cells[1].source
+            outcome = self.kernel.run_cell(params)
+            if outcome.status != "ok":
+                raise KernelError(f"the parameters cell failed: {outcome.excerpt[-300:]}")
+            self.doc.set_parameters_outputs(outcome.outputs, outcome.execution_count)
+            self.doc.save()
+
+    def _replay_notebook(self, why: str) -> list[str]:
+        """Re-run the notebook's code cells to rebuild kernel state; return divergences."""
+        assert self.kernel is not None
+        diverged = []
+        for i, source in enumerate(self.doc.code_sources()):
+            outcome = self.kernel.run_cell(source)
+            if outcome.status != "ok":
+                diverged.append(f"code cell {i} failed on replay: {outcome.error_name}")
+        self.store.append_event(
+            {"type": "kernel_replay", "why": why, "diverged": diverged, "at": _now()}
+        )
+        self._observe_kernel(f"{self.state.path}#replay")
+        return diverged
+
+    def _observe_kernel(self, where: str) -> None:
+        assert self.kernel is not None
+        try:
+            infos = self.kernel.inspect()
+        except Exception as exc:  # inspection is best effort; the ledger keeps its last view
+            self.store.append_event({"type": "inspect_failed", "error": str(exc), "at": _now()})
+            return
+        self.state.ledger.observe(infos, where)
+        self.doc.set_variables(self.state.ledger.to_json())
+
+    def _small_artifacts(self) -> dict[str, Any]:
+        """Small JSON-serialisable artifacts of the stages (for summary.json)."""
+        assert self.kernel is not None
+        names = [n for st in self.state.stages for n in st.verified_artifacts]
+        for st in self.state.stages:
+            for t in st.steps:
+                names += [n for n in t.verified_artifacts if n not in names]
+        try:
+            return self.kernel.fetch_json(names, max_chars=4_000)
+        except Exception as exc:  # the summary is still written without them
+            self.store.append_event({"type": "artifacts_failed", "error": str(exc), "at": _now()})
+            return {}
+
+    # -- budgets (G6) ---------------------------------------------------------------------
+    def _elapsed(self) -> float:
+        return self._elapsed_before + time.monotonic() - self._t0
+
+    def _check_budgets(self) -> None:
+        c, s = self.config, self.state
+        if c.max_llm_calls is not None and s.counters.llm_calls >= c.max_llm_calls:
+            raise BudgetExhausted(f"--max-llm-calls {c.max_llm_calls} reached")
+        if c.max_cost_usd is not None and s.usage.cost_usd >= c.max_cost_usd:
+            raise BudgetExhausted(f"--max-cost-usd {c.max_cost_usd} reached")
+        if c.max_wall_s is not None and self._elapsed() >= c.max_wall_s:
+            raise BudgetExhausted(f"--max-wall-s {c.max_wall_s} reached")
+
+    # -- observation ----------------------------------------------------------------------
+    def _current_behavior(self) -> BehaviorPayload | None:
+        if not self.state.behavior_xml:
+            return None
+        if self._behavior is None:
+            value = parse_payload(self.state.behavior_xml, "behavior").value
+            assert isinstance(value, BehaviorPayload)
+            self._behavior = value
+        return self._behavior
+
+    def _observe(self, event: Event) -> Observation:
+        s = self.state
+        stages = tuple(
+            StageView(
+                st.id,
+                st.title,
+                st.goal,
+                st.status,
+                tuple(st.verified_artifacts),
+                tuple(st.required_variables),
+                tuple(
+                    StepView(
+                        t.id,
+                        t.title,
+                        t.goal,
+                        t.status,
+                        tuple(t.verified_artifacts),
+                        tuple(t.required_variables),
+                    )
+                    for t in st.steps
+                ),
+            )
+            for st in s.stages
+        )
+        step = s.step
+        priority = [*(step.required_variables if step else ()), *(step.verified_artifacts if step else ())]
+        checks = s.last_checks if event == Event.COMPLETE_STEP or event == Event.COMPLETE_STAGE else {}
+        cells = s.last_execution if event in (Event.COMPLETE_STEP, Event.COMPLETE_ACTION) else []
+        return Observation(
+            event=event.value,
+            problem=self.problem_text,
+            files=self.files,
+            location=s.path,
+            iteration=s.iteration,
+            stages=stages,
+            stage_index=s.stage_index,
+            step_index=s.step_index,
+            behavior=self._current_behavior() if event != Event.START_BEHAVIOR else None,
+            cells=tuple(CellFact(**c) for c in cells),
+            artifacts=tuple((a, ok) for a, ok in checks.get("artifacts", [])),
+            criteria=tuple(tuple(c) for c in checks.get("criteria", [])),
+            ledger=tuple(s.ledger.live()),
+            ledger_text=s.ledger.prompt_slice(priority),
+            feedback=s.feedback,
+            lessons=tuple(s.lessons[-8:]),
+            behaviors_in_step=step.behaviors if step else 0,
+            max_behaviors=self.config.max_behaviors_per_step,
+            notes=tuple(checks.get("notes", [])),
+            seed=self.config.seed,
+        )
+
+    # -- one agent transition -------------------------------------------------------------
+    def _agent_transition(self, row: fsm.Transition) -> None:
+        s = self.state
+        source = State(s.fsm_state)
+        t0 = time.monotonic()
+        log = TransitionLog(
+            s.seq + 1, row.event.value, source.value, row.agent, s.path, s.iteration, _now()
+        )
+        obs = self._observe(row.event)
+        parsed = self._ask(row, render(obs), obs, log)
+        log.set_payload(element_for_log(parsed))
+        self._parsed_xml = parsed.xml
+        handler = {
+            Event.START_WORKFLOW: self._on_stages,
+            Event.START_STEP: self._on_steps,
+            Event.START_BEHAVIOR: self._on_behavior,
+            Event.COMPLETE_ACTION: self._on_actions,
+            Event.COMPLETE_STEP: self._on_reflection,
+            Event.COMPLETE_STAGE: self._on_stage_reflection,
+        }[row.event]
+        target, forced = handler(parsed.value, log)
+        if row.event in (Event.START_WORKFLOW, Event.START_STEP, Event.START_BEHAVIOR):
+            log.relocate(s.path, s.iteration)
+        self._commit(log, row.event, source, target, forced, t0)
+        if target == State.STEP_COMPLETED and forced and self.config.on_step_failure == "abort":
+            self._terminal(Event.FAIL, "a step failed and --on-step-failure is abort")
+
+    def _ask(
+        self, row: fsm.Transition, prompt: RenderedPrompt, obs: Observation, log: TransitionLog
+    ) -> ParsedPayload:
+        s = self.state
+        attempts = 1 + (self.config.max_repairs if not self.config.is_offline else 0)
+        asked, last_error = prompt, None
+        for attempt in range(1, attempts + 1):
+            try:
+                reply = self.agent.respond(asked, obs, repair=str(last_error) if last_error else None)
+            except LLMError as exc:
+                log.add_attempt(self.agent.model, attempt, asked.system, asked.user, str(exc), "error")
+                self._write_partial_log(log, row.event)
+                raise
+            s.counters.llm_calls += int(reply.llm_call)
+            s.usage.add(Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd))
+            log.add_usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
+            try:
+                parsed = parse_payload(reply.text, row.root)
+                self._semantic_check(parsed)
+            except PayloadError as exc:
+                log.add_attempt(reply.model, attempt, asked.system, asked.user, reply.text, "invalid")
+                if getattr(exc, "security", False):
+                    self.store.append_event(
+                        {"type": "security", "event": row.event.value, "reason": exc.message, "at": _now()}
+                    )
+                last_error = exc
+                asked = with_repair(prompt, exc, row.root or "")
+                continue
+            log.add_attempt(reply.model, attempt, asked.system, asked.user, reply.text, "ok")
+            return parsed
+        self._write_partial_log(log, row.event)
+        assert last_error is not None
+        raise PayloadError(
+            f"{row.agent} reply still invalid after {attempts} attempt(s): {last_error}",
+            remedy="read the transition log in logs/ and fix the model or prompt; `bcc resume` retries",
+        )
+
+    def _write_partial_log(self, log: TransitionLog, event: Event) -> None:
+        """Keep the attempts of a transition that never completed (logs/NNNN_EVENT.failed.xml)."""
+        name = f"logs/{log.head.seq:04d}_{event.value}.attempts.xml"
+        self.store.write(name, log.to_bytes(self.state.fsm_state, False, 0))
+
+    def _semantic_check(self, parsed: ParsedPayload) -> None:
+        value = parsed.value
+        if isinstance(value, BehaviorPayload):
+            step = self.state.step
+            if step is not None and value.step_id != step.id:
+                raise PayloadError(
+                    f"behavior step_id '{value.step_id}' is not the current step '{step.id}'",
+                    kind="behavior",
+                )
+
+    def _commit(
+        self,
+        log: TransitionLog,
+        event: Event,
+        source: State,
+        target: State,
+        forced: bool,
+        t0: float,
+    ) -> None:
+        fsm.check_target(source, event, target)
+        s = self.state
+        s.seq = log.head.seq
+        s.fsm_state = target.value
+        s.counters.transitions += 1
+        s.elapsed_s = round(self._elapsed(), 3)
+        duration = int((time.monotonic() - t0) * 1000)
+        self.store.write_log(s.seq, event.value, log.to_bytes(target.value, forced, duration))
+        record = {
+            "type": "transition",
+            "seq": s.seq,
+            "event": event.value,
+            "from": source.value,
+            "to": target.value,
+            "agent": log.head.agent,
+            "location": log.head.location,
+            "iteration": log.head.iteration,
+            "forced": forced,
+            "duration_ms": duration,
+            "at": _now(),
+        }
+        self.store.append_event(record)
+        for name, effect, reason in log.guards:
+            self.store.append_event(
+                {"type": "guard", "seq": s.seq, "guard": name, "effect": effect, "reason": reason}
+            )
+        self.store.write_json("state.json", s.to_json())
+        self.on_event({**record, "path": s.path, "state": s.fsm_state})
+
+    def _terminal(self, event: Event, reason: str) -> None:
+        """Fire FAIL or ABORT from the current state and checkpoint."""
+        s = self.state
+        source = State(s.fsm_state)
+        if source in fsm.TERMINALS:
+            return
+        log = TransitionLog(s.seq + 1, event.value, source.value, None, s.path, s.iteration, _now())
+        log.notes.append(reason)
+        s.error = reason
+        if event == Event.ABORT:
+            s.resume_from = source.value
+        target = fsm.transition_for(source, event).targets[0]
+        self._commit(log, event, source, target, False, time.monotonic())
+
+    # -- handlers (return target state and forced flag) -----------------------------------
+    def _tag(self) -> CellTag:
+        s = self.state
+        return CellTag(
+            s.stage.id if s.stage else "",
+            s.step.id if s.step else "",
+            s.behavior_id,
+            s.iteration,
+            s.seq + 1,
+        )
+
+    def _enter_stage(self, index: int) -> None:
+        s = self.state
+        s.stage_index, s.step_index, s.behavior_id, s.iteration = index, 0, "", 0
+        s.stage.status = "running"
+        self.doc.add_markdown(f"## {s.stage.title}", self._tag(), role="stage")
+        self.doc.save()
+
+    def _enter_step(self, index: int) -> None:
+        s = self.state
+        s.step_index, s.behavior_id, s.iteration, s.feedback = index, "", 0, ""
+        self._behavior, s.behavior_xml = None, ""
+        s.step.status = "running"
+        self.doc.add_markdown(f"### {s.step.title}", self._tag(), role="step")
+        self.doc.save()
+
+    def _on_stages(self, p: Any, log: TransitionLog) -> tuple[State, bool]:
+        assert isinstance(p, StagesPayload)
+        s, cap = self.state, self.config.max_stages
+        stages = list(p.stages)
+        if len(stages) > cap:
+            log.add_guard("G3", "stages_truncated", f"{len(stages)} stages planned, cap {cap}")
+            stages = stages[:cap]
+        s.stages = [
+            StageRecord(
+                st.id,
+                st.title,
+                st.goal,
+                [v.name for v in st.verified_artifacts],
+                [v.name for v in st.required_variables],
+            )
+            for st in stages
+        ]
+        if p.title:
+            s.project_title = p.title
+            self.doc.set_title(p.title)
+        s.focus = p.focus or ""
+        self._enter_stage(0)
+        return State.STAGE_RUNNING, False
+
+    def _on_steps(self, p: Any, log: TransitionLog) -> tuple[State, bool]:
+        assert isinstance(p, StepsPayload)
+        s, cap = self.state, self.config.max_steps_per_stage
+        steps = list(p.steps)
+        if len(steps) > cap:
+            log.add_guard("G3", "steps_truncated", f"{len(steps)} steps planned, cap {cap}")
+            s.counters.forced_transitions += 1
+            steps = steps[:cap]
+        s.stage.steps = [
+            StepRecord(
+                t.id,
+                t.title,
+                t.goal,
+                [v.name for v in t.verified_artifacts],
+                [v.name for v in t.required_variables],
+            )
+            for t in steps
+        ]
+        s.stage.planned = True
+        self._enter_step(0)
+        return State.STEP_RUNNING, False
+
+    def _on_behavior(self, p: Any, log: TransitionLog) -> tuple[State, bool]:
+        assert isinstance(p, BehaviorPayload)
+        s = self.state
+        s.step.behaviors += 1
+        s.iteration = s.step.behaviors
+        s.behavior_id = p.id
+        s.behavior_xml = self._parsed_xml
+        self._behavior = p
+        s.last_execution, s.last_checks = [], {}
+        return State.BEHAVIOR_RUNNING, False
+
+    def _on_actions(self, p: Any, log: TransitionLog) -> tuple[State, bool]:
+        assert isinstance(p, ActionsPayload)
+        assert self.kernel is not None
+        s, step, tag = self.state, self.state.step, self._tag()
+        texts: list[str] = []
+        facts: list[dict[str, Any]] = []
+        notes: list[str] = []
+        failed = False
+        for n, action in enumerate(p.actions, 1):
+            if action.kind == "title":
+                s.project_title = action.content.strip()
+                self.doc.set_title(s.project_title)
+                continue
+            if action.kind == "text":
+                texts.append(action.content)
+                continue
+            cell_id = f"{s.seq + 1}-{n}"
+            if failed:
+                log.add_cell(cell_id, "skipped", 0, "not run: an earlier cell of this action failed")
+                continue
+            digest = _digest(action.content)
+            if digest in step.failed_code:
+                failed = True
+                reason = "identical to code that already failed in this step; not re-run"
+                log.add_guard("G7", "not_rerun", reason)
+                notes.append(f"G7: {reason}")
+                facts.append(asdict_fact(CellFact("skipped", reason, "RepeatedCode", reason)))
+                continue
+            outcome = self.kernel.run_cell(action.content)
+            s.counters.cells += 1
+            log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)
+            facts.append(asdict_fact(fact_from(outcome)))
+            if outcome.status == "ok":
+                self._flush_texts(texts, tag)
+                self.doc.add_code(action.content, tag, outcome.outputs, outcome.execution_count)
+                self.doc.save()
+                continue
+            failed = True
+            step.failed_code.append(digest)
+            if self.config.keep_failed_cells:
+                self._flush_texts(texts, tag)
+                self.doc.add_code(
+                    action.content, tag, outcome.outputs, outcome.execution_count, failed=True
+                )
+                self.doc.save()
+            texts.clear()
+            if outcome.status in ("dead", "timeout"):
+                notes.append(self._recover_kernel(outcome))
+        if not failed:
+            self._flush_texts(texts, tag)
+            self.doc.save()
+        self._observe_kernel(f"{s.path}#{s.seq + 1}")
+        behavior = self._current_behavior()
+        names = [v.name for v in behavior.outputs] if behavior else []
+        criteria = list(behavior.acceptance) if behavior else []
+        report = self.kernel.check(names, criteria)
+        for name, present in report.artifacts:
+            log.add_artifact(name, present)
+        for expr, status, detail in report.criteria:
+            log.add_criterion(expr, status, detail)
+        s.last_execution = facts
+        s.last_checks = {
+            "artifacts": [list(a) for a in report.artifacts],
+            "criteria": [list(c) for c in report.criteria],
+            "notes": notes,
+        }
+        self.doc.save()
+        return State.BEHAVIOR_COMPLETED, False
+
+    def _flush_texts(self, texts: list[str], tag: CellTag) -> None:
+        for text in texts:
+            self.doc.add_markdown(text, tag)
+        texts.clear()
+
+    def _recover_kernel(self, outcome: CellOutcome) -> str:
+        """After a dead kernel (or a timeout that cost the state), rebuild by replay."""
+        assert self.kernel is not None
+        alive = self.kernel.check(["user_submit_files"], []).artifacts
+        if outcome.status == "timeout" and alive and alive[0][1]:
+            return f"the cell exceeded {self.config.cell_timeout:g} s and was interrupted"
+        self.state.counters.kernel_restarts += 1
+        diverged = self._replay_notebook(f"kernel {outcome.status}")
+        what = "died" if outcome.status == "dead" else f"exceeded {self.config.cell_timeout:g} s"
+        note = f"the kernel {what}; it was restarted and the notebook replayed"
+        return note + (f" ({len(diverged)} cells diverged)" if diverged else "")
+
+    def _on_reflection(self, p: Any, log: TransitionLog) -> tuple[State, bool]:
+        assert isinstance(p, ReflectionPayload)
+        s, step = self.state, self.state.step
+        missing = [a for a, ok in s.last_checks.get("artifacts", []) if not ok]
+        complete = p.next_state == "STEP_COMPLETED"
+        feedback = p.decision_reasoning
+        if complete and missing:
+            reason = "declared artifacts missing in the kernel: " + ", ".join(missing)
+            log.add_guard("G1", "completion_overridden", reason)
+            s.counters.guard_overrides += 1
+            complete, feedback = False, f"{reason}. {feedback}"
+        if complete:
+            step.status = "complete"
+            if p.comment and p.comment.strip():
+                self.doc.add_markdown(p.comment.strip(), self._tag(), role="comment")
+                self.doc.save()
+            s.feedback = ""
+            return State.STEP_COMPLETED, False
+        s.counters.failed_behaviors += 1
+        s.feedback = feedback
+        if step.behaviors >= self.config.max_behaviors_per_step:
+            reason = f"{step.behaviors} behaviors tried (cap {self.config.max_behaviors_per_step})"
+            log.add_guard("G3", "step_failed", reason)
+            s.counters.forced_transitions += 1
+            step.status, step.note = "failed", reason
+            self.doc.add_markdown(
+                f"> **Step not completed.** {step.title}: {reason}. Last feedback: {feedback}",
+                self._tag(),
+                role="failure",
+            )
+            self.doc.save()
+            return State.STEP_COMPLETED, True
+        return State.STEP_RUNNING, False
+
+    def _on_stage_reflection(self, p: Any, log: TransitionLog) -> tuple[State, bool]:
+        assert isinstance(p, StageReflectionPayload)
+        s, stage = self.state, self.state.stage
+        self._manage_variables(p, log)
+        pending = [i for i, t in enumerate(stage.steps) if t.status == "pending"]
+        wants_next = p.next_state == "STEP_RUNNING"
+        if wants_next and not pending:
+            log.add_guard("G4", "stage_completed", "next step requested but no steps are left")
+            wants_next = False
+        elif not wants_next and pending:
+            skipped = [stage.steps[i].id for i in pending]
+            log.add_guard("G4", "steps_skipped", "stage completed with steps left: " + ", ".join(skipped))
+            for i in pending:
+                stage.steps[i].status = "skipped"
+        if wants_next:
+            ids = {stage.steps[i].id: i for i in pending}
+            self._enter_step(ids.get(p.next_focus or "", pending[0]))
+            return State.STEP_RUNNING, False
+        done = all(t.status == "complete" for t in stage.steps)
+        stage.status = "complete" if done else "partial"
+        if p.stage_experience:
+            s.lessons.append(p.stage_experience.strip()[:500])
+        return State.STAGE_COMPLETED, False
+
+    def _manage_variables(self, p: StageReflectionPayload, log: TransitionLog) -> None:
+        s = self.state
+        for var in p.retain:
+            s.ledger.retain(var.name, var.next_use)
+        protected = s.remaining_required()
+        free: list[str] = []
+        for var in p.deprecate:
+            decision = s.ledger.deprecate(var.name, var.replacement, s.stage.id, protected)
+            if not decision.applied:
+                log.add_guard("G5", "deprecation_refused", f"{var.name}: {decision.reason}")
+            elif var.safe and self.config.free_deprecated:
+                free.append(var.name)
+        if free and self.kernel is not None:
+            self.kernel.delete(free)
+            s.ledger.mark_deleted(free, f"{s.path}#{s.seq + 1}")
+            self.store.append_event({"type": "freed", "variables": free, "at": _now()})
+        self.doc.set_variables(s.ledger.to_json())
+        self.doc.save()
+
+    def _next_stage(self, row: fsm.Transition) -> None:
+        s = self.state
+        source = State(s.fsm_state)
+        t0 = time.monotonic()
+        log = TransitionLog(s.seq + 1, row.event.value, source.value, None, s.path, s.iteration, _now())
+        nxt = next((i for i in range(s.stage_index + 1, len(s.stages)) if s.stages[i].status == "pending"), None)
+        if nxt is None:
+            target = State.WORKFLOW_COMPLETED
+        else:
+            self._enter_stage(nxt)
+            log.relocate(s.path, 0)
+            target = State.STAGE_RUNNING
+        self._commit(log, row.event, source, target, False, t0)
+
+    # -- the end --------------------------------------------------------------------------
+    def _finish(self) -> dict[str, Any]:
+        s = self.state
+        verification: dict[str, Any] = {"status": "skipped", "first_failing_cell": None}
+        if s.fsm_state == "WORKFLOW_COMPLETED" and self.config.verify:
+            result, _ = execute_notebook(self.doc.nb, self.store.root, cell_timeout=self.config.cell_timeout)
+            verification = {
+                "status": result.status,
+                "first_failing_cell": result.first_failing_cell,
+                "error": result.error,
+                "duration_ms": result.duration_ms,
+            }
+            self.store.append_event({"type": "verification", **verification, "at": _now()})
+        self.doc.set_verification(verification)
+        self.doc.set_variables(s.ledger.to_json())
+        self.doc.save()
+        summary = build_summary(s, verification, self._artifacts, self.store.root)
+        self.store.write_json("summary.json", summary)
+        self.store.write("summary.md", render_summary_md(summary))
+        return summary
+
+
+def store_writer(store: RunStore) -> Callable[[str], None]:
+    return lambda text: store.write("notebook.ipynb", text)
+
+
+def fact_from(outcome: CellOutcome) -> CellFact:
+    return CellFact(outcome.status, outcome.excerpt, outcome.error_name, outcome.error_value)
+
+
+def asdict_fact(fact: CellFact) -> dict[str, Any]:
+    return {
+        "status": fact.status,
+        "excerpt": fact.excerpt,
+        "error_name": fact.error_name,
+        "error_value": fact.error_value,
+    }

@@ -1,0 +1,175 @@
+"""The run directory (DESIGN §4): creation, run lock, durable writes, events, logs, checkpoint.
+
+Every write goes through ``write_durable``: temp file, fsync, rename, fsync of the directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import shutil
+import stat
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, RunLocked, StorageError, UsageError
+
+__all__ = ["RunStore", "write_durable", "slugify"]
+
+LOCK_NAME = "run.lock"
+
+
+def slugify(text: str, limit: int = 40) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:limit].strip("-") or "run"
+
+
+def _storage_error(exc: OSError, path: Path) -> StorageError:
+    if exc.errno == errno.ENOSPC:
+        return StorageError(f"disk full while writing {path}")
+    return StorageError(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def write_durable(path: Path, data: bytes | str) -> None:
+    """Write atomically and durably: temp file, fsync, rename, fsync the directory."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise _storage_error(exc, path) from exc
+
+
+class RunStore:
+    """One run directory. Create with ``RunStore.create``; reopen with ``RunStore.open``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._lock_fd: int | None = None
+
+    # -- creation -------------------------------------------------------------------------
+    @staticmethod
+    def choose_dir(out: Path | None, runs_dir: Path, slug: str) -> Path:
+        if out is not None:
+            if out.exists() and (not out.is_dir() or any(out.iterdir())):
+                raise UsageError(
+                    f"--out {out} exists and is not an empty directory",
+                    remedy="choose a new --out path or empty that directory",
+                )
+            return out
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = runs_dir / f"{stamp}-{slug}"
+        n = 2
+        while path.exists():
+            path = runs_dir / f"{stamp}-{slug}-{n}"
+            n += 1
+        return path
+
+    @classmethod
+    def create(cls, root: Path, problem: Path, data: Sequence[Path]) -> RunStore:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            for sub in ("assets", "logs", "outputs"):
+                (root / sub).mkdir(exist_ok=True)
+        except OSError as exc:
+            raise _storage_error(exc, root) from exc
+        store = cls(root)
+        store.lock()
+        try:
+            shutil.copyfile(problem, root / "problem.md")
+            for src in data:
+                dst = root / "assets" / src.name
+                shutil.copyfile(src, dst)
+                dst.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+            (root / "events.jsonl").touch()
+        except OSError as exc:
+            raise _storage_error(exc, root) from exc
+        return store
+
+    @classmethod
+    def open(cls, root: Path) -> RunStore:
+        if not (root / "state.json").is_file():
+            raise InputError(
+                f"{root} is not a bcc run directory (no state.json)",
+                remedy="pass a directory created by `bcc run`",
+            )
+        return cls(root)
+
+    # -- lock -----------------------------------------------------------------------------
+    def lock(self) -> None:
+        path = self.root / LOCK_NAME
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise RunLocked(f"run {self.root} is locked by pid {holder}") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # -- writes ---------------------------------------------------------------------------
+    def write(self, relpath: str, data: bytes | str) -> None:
+        write_durable(self.root / relpath, data)
+
+    def write_json(self, relpath: str, data: Any) -> None:
+        self.write(relpath, json.dumps(data, indent=2, default=str) + "\n")
+
+    def write_log(self, seq: int, event: str, xml: bytes) -> str:
+        name = f"logs/{seq:04d}_{event}.xml"
+        self.write(name, xml)
+        return name
+
+    def append_event(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, default=str) + "\n").encode("utf-8")
+        path = self.root / "events.jsonl"
+        try:
+            with open(path, "ab") as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise _storage_error(exc, path) from exc
+
+    # -- reads ----------------------------------------------------------------------------
+    def read_json(self, relpath: str) -> Any:
+        return json.loads((self.root / relpath).read_text(encoding="utf-8"))
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """Events in order; a torn last line (crash mid-append) is dropped."""
+        path = self.root / "events.jsonl"
+        if not path.exists():
+            return
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue
+
+    def log_files(self) -> list[Path]:
+        return sorted((self.root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml"))

@@ -1,0 +1,160 @@
+"""WorkflowState: where the run is, its plan, counters and ledger; JSON round trip.
+
+``state.json`` (DESIGN §4) is ``WorkflowState.to_json()``; the fixed keys outside checks read
+are ``schema_version``, ``fsm_state`` and ``location``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .variables import VariableLedger
+
+__all__ = ["SCHEMA_VERSION", "StepRecord", "StageRecord", "Counters", "Usage", "WorkflowState"]
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class StepRecord:
+    id: str
+    title: str
+    goal: str
+    verified_artifacts: list[str] = field(default_factory=list)
+    required_variables: list[str] = field(default_factory=list)
+    status: str = "pending"  # pending | running | complete | failed | skipped
+    behaviors: int = 0
+    failed_code: list[str] = field(default_factory=list)  # hashes of code that failed (G7)
+    note: str = ""
+
+
+@dataclass
+class StageRecord:
+    id: str
+    title: str
+    goal: str
+    verified_artifacts: list[str] = field(default_factory=list)
+    required_variables: list[str] = field(default_factory=list)
+    status: str = "pending"  # pending | running | complete | partial | failed | skipped
+    steps: list[StepRecord] = field(default_factory=list)
+    planned: bool = False
+    experience: str = ""
+    note: str = ""
+
+
+@dataclass
+class Counters:
+    transitions: int = 0
+    llm_calls: int = 0
+    cells: int = 0
+    failed_behaviors: int = 0
+    forced_transitions: int = 0
+    guard_overrides: int = 0
+    kernel_restarts: int = 0
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cost_usd = round(self.cost_usd + other.cost_usd, 6)
+
+
+@dataclass
+class WorkflowState:
+    run_id: str
+    problem_title: str
+    fsm_state: str = "IDLE"
+    seq: int = 0
+    project_title: str = ""
+    focus: str = ""
+    stages: list[StageRecord] = field(default_factory=list)
+    stage_index: int = 0
+    step_index: int = 0
+    behavior_id: str = ""
+    iteration: int = 0
+    behavior_xml: str = ""  # the current behavior payload, as validated
+    last_execution: list[dict[str, Any]] = field(default_factory=list)  # cells of last action
+    last_checks: dict[str, Any] = field(default_factory=dict)
+    feedback: str = ""  # reflector's reasoning when a behavior is retried
+    lessons: list[str] = field(default_factory=list)  # stage_experience of completed stages
+    counters: Counters = field(default_factory=Counters)
+    usage: Usage = field(default_factory=Usage)
+    ledger: VariableLedger = field(default_factory=VariableLedger)
+    elapsed_s: float = 0.0
+    error: str = ""
+    resume_from: str = ""  # the state an ABORT interrupted; ``bcc resume`` goes back to it
+
+    # -- location -------------------------------------------------------------------------
+    @property
+    def stage(self) -> StageRecord | None:
+        return self.stages[self.stage_index] if self.stage_index < len(self.stages) else None
+
+    @property
+    def step(self) -> StepRecord | None:
+        stage = self.stage
+        if stage is None or self.step_index >= len(stage.steps):
+            return None
+        return stage.steps[self.step_index]
+
+    @property
+    def path(self) -> str:
+        parts = [
+            self.stage.id if self.stage and self.fsm_state != "IDLE" else "",
+            self.step.id if self.step and self.fsm_state not in ("IDLE", "STAGE_RUNNING") else "",
+            self.behavior_id,
+        ]
+        return "/".join(p for p in parts if p)
+
+    def location(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "stage": self.stage.id if self.stage else None,
+            "step": self.step.id if self.step else None,
+            "behavior": self.behavior_id or None,
+            "behavior_iteration": self.iteration,
+        }
+
+    def remaining_required(self) -> dict[str, str]:
+        """Variables that later steps or stages still list as required (guard G5)."""
+        need: dict[str, str] = {}
+        for si, stage in enumerate(self.stages):
+            if si > self.stage_index:
+                for name in stage.required_variables:
+                    need.setdefault(name, f"required by stage {stage.id}")
+            for ti, step in enumerate(stage.steps):
+                later = si > self.stage_index or (si == self.stage_index and ti > self.step_index)
+                if later and step.status == "pending":
+                    for name in step.required_variables:
+                        need.setdefault(name, f"required by step {stage.id}/{step.id}")
+        if self.stage:
+            for name in self.stage.verified_artifacts:
+                need.setdefault(name, f"verified artifact of stage {self.stage.id}")
+        return need
+
+    # -- JSON -----------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ledger"] = self.ledger.to_json()
+        return {"schema_version": SCHEMA_VERSION, "location": self.location(), **data}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WorkflowState:
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"state.json schema_version {version!r}, expected {SCHEMA_VERSION}")
+        data = {k: v for k, v in data.items() if k not in ("schema_version", "location")}
+        stages = [
+            StageRecord(**{**s, "steps": [StepRecord(**t) for t in s.get("steps", [])]})
+            for s in data.pop("stages", [])
+        ]
+        counters = Counters(**data.pop("counters", {}))
+        usage = Usage(**data.pop("usage", {}))
+        ledger = VariableLedger.from_json(data.pop("ledger", []))
+        return cls(stages=stages, counters=counters, usage=usage, ledger=ledger, **data)

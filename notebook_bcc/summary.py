@@ -1,0 +1,89 @@
+"""summary.json (fixed keys, DESIGN §4) and summary.md (the same, for people)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .state import WorkflowState
+
+__all__ = ["build_summary", "render_summary_md"]
+
+
+def build_summary(
+    state: WorkflowState, verification: dict[str, Any], artifacts: dict[str, Any], root: Path
+) -> dict[str, Any]:
+    c, u = state.counters, state.usage
+    return {
+        "run_id": state.run_id,
+        "title": state.project_title or state.problem_title,
+        "final_state": state.fsm_state,
+        "error": state.error or None,
+        "counts": {
+            "transitions": c.transitions,
+            "llm_calls": c.llm_calls,
+            "cells": c.cells,
+            "failed_behaviors": c.failed_behaviors,
+            "forced_transitions": c.forced_transitions,
+            "guard_overrides": c.guard_overrides,
+            "kernel_restarts": c.kernel_restarts,
+        },
+        "usage": {
+            "prompt_tokens": u.prompt_tokens,
+            "completion_tokens": u.completion_tokens,
+            "cost_usd": round(u.cost_usd, 6),
+        },
+        "verification": verification,
+        "artifacts": artifacts,
+        "stages": [
+            {
+                "id": st.id,
+                "title": st.title,
+                "status": st.status,
+                "steps": [{"id": t.id, "status": t.status, "behaviors": t.behaviors} for t in st.steps],
+            }
+            for st in state.stages
+        ],
+        "elapsed_s": state.elapsed_s,
+        "notebook": str(root / "notebook.ipynb"),
+    }
+
+
+def render_summary_md(summary: dict[str, Any]) -> str:
+    c, u, v = summary["counts"], summary["usage"], summary["verification"]
+    lines = [
+        f"# {summary['title']}",
+        "",
+        f"**Outcome:** {summary['final_state']}"
+        + (f" — {summary['error']}" if summary.get("error") else ""),
+        "",
+        "## Stages",
+        "",
+    ]
+    for st in summary["stages"]:
+        steps = ", ".join(f"{t['id']} ({t['status']})" for t in st["steps"]) or "not planned"
+        lines.append(f"- **{st['title']}** — {st['status']}: {steps}")
+    metrics = summary["artifacts"].get("final_metrics")
+    if isinstance(metrics, dict):
+        lines += ["", "## Key results", ""]
+        lines += [f"- {k}: {val}" for k, val in metrics.items()]
+    verdict = v.get("status")
+    if verdict == "failed":
+        verdict += f" (first failing cell: {v.get('first_failing_cell')}; {v.get('error')})"
+    lines += [
+        "",
+        "## Run",
+        "",
+        f"- transitions: {c['transitions']}, cells run: {c['cells']}, failed behaviors: "
+        f"{c['failed_behaviors']}, forced transitions: {c['forced_transitions']}",
+        f"- model calls: {c['llm_calls']}, tokens: {u['prompt_tokens']} + {u['completion_tokens']}, "
+        f"cost: ${u['cost_usd']:.4f}",
+        f"- wall time: {summary['elapsed_s']:.1f} s",
+        f"- re-execution check: {verdict}",
+        "",
+        "Open `notebook.ipynb` in Jupyter; re-run it with "
+        "`jupyter nbconvert --to notebook --execute notebook.ipynb` or papermill "
+        "(`-p user_submit_files '[\"other.csv\"]'`). Why each step happened: `logs/`.",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,160 @@
+"""TransitionLog: the XML record of one transition (``logs/NNNN_<EVENT>.xml``, DESIGN §4).
+
+Element and attribute names are fixed by the design; outside checks parse them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lxml import etree
+
+__all__ = ["TransitionLog", "xml_safe", "cdata"]
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    """Text without ANSI escapes or characters XML 1.0 cannot hold."""
+    return _INVALID_XML.sub("", _ANSI.sub("", text))
+
+
+def cdata(text: str) -> etree.CDATA | str:
+    """CDATA when possible; plain (escaped) text when the text itself contains ``]]>``."""
+    text = xml_safe(text)
+    return text if "]]>" in text else etree.CDATA(text)
+
+
+@dataclass(frozen=True)
+class _Head:
+    seq: int
+    event: str
+    source: str
+    agent: str | None
+    location: str
+    iteration: int
+    started_at: str
+
+
+class TransitionLog:
+    """Builds one ``<transition>`` element, in the order the design shows its children."""
+
+    def __init__(
+        self,
+        seq: int,
+        event: str,
+        source: str,
+        agent: str | None,
+        location: str,
+        iteration: int,
+        started_at: str,
+    ) -> None:
+        self.head = _Head(seq, event, source, agent, location, iteration, started_at)
+        self._attempts: list[etree._Element] = []
+        self._payload: etree._Element | None = None
+        self._execution: etree._Element | None = None
+        self._checks: etree._Element | None = None
+        self._guards: list[etree._Element] = []
+        self._usage = (0, 0, 0.0)
+        self.notes: list[str] = []
+
+    def relocate(self, location: str, iteration: int) -> None:
+        """Name the location the transition ended up being about (e.g. a new behavior)."""
+        h = self.head
+        self.head = _Head(h.seq, h.event, h.source, h.agent, location, iteration, h.started_at)
+
+    def add_attempt(
+        self, model: str, attempt: int, system: str, user: str, response: str, status: str
+    ) -> None:
+        request = etree.Element("request", model=model, attempt=str(attempt))
+        for role, text in (("system", system), ("user", user)):
+            etree.SubElement(request, "prompt", role=role).text = cdata(text)
+        reply = etree.Element("response", attempt=str(attempt), status=status)
+        reply.text = cdata(response)
+        self._attempts += [request, reply]
+
+    def set_payload(self, element: etree._Element) -> None:
+        self._payload = etree.Element("payload")
+        self._payload.append(element)
+
+    def add_cell(self, cell_id: str, status: str, duration_ms: int, excerpt: str) -> None:
+        if self._execution is None:
+            self._execution = etree.Element("execution")
+        cell = etree.SubElement(
+            self._execution, "cell", id=cell_id, status=status, duration_ms=str(duration_ms)
+        )
+        cell.text = cdata(excerpt)
+
+    def add_artifact(self, name: str, present: bool) -> None:
+        etree.SubElement(
+            self._checks_el(), "artifact", name=name, status="present" if present else "missing"
+        )
+
+    def add_criterion(self, expression: str, status: str, detail: str = "") -> None:
+        el = etree.SubElement(self._checks_el(), "criterion", status=status)
+        if detail:
+            el.set("detail", xml_safe(detail)[:300])
+        el.text = cdata(expression)
+
+    def add_guard(self, name: str, effect: str, reason: str) -> None:
+        guard = etree.Element("guard", name=name, effect=effect)
+        guard.text = cdata(reason)
+        self._guards.append(guard)
+
+    def add_usage(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
+        p, c, u = self._usage
+        self._usage = (p + prompt_tokens, c + completion_tokens, u + cost_usd)
+
+    @property
+    def guards(self) -> list[tuple[str, str, str]]:
+        return [(g.get("name"), g.get("effect"), g.text or "") for g in self._guards]
+
+    def _checks_el(self) -> etree._Element:
+        if self._checks is None:
+            self._checks = etree.Element("checks")
+        return self._checks
+
+    def to_bytes(self, target: str, forced: bool, duration_ms: int) -> bytes:
+        h = self.head
+        root = etree.Element(
+            "transition",
+            seq=str(h.seq),
+            event=h.event,
+            to=target,
+            agent=h.agent or "none",
+            location=h.location,
+            iteration=str(h.iteration),
+            started_at=h.started_at,
+            duration_ms=str(duration_ms),
+            forced="true" if forced else "false",
+        )
+        root.set("from", h.source)
+        # keep the design's attribute order: seq, event, from, to, ...
+        attrs = dict(root.attrib)
+        root.attrib.clear()
+        for key in ("seq", "event", "from", "to", "agent", "location", "iteration"):
+            root.set(key, attrs.pop(key))
+        for key, value in attrs.items():
+            root.set(key, value)
+        for el in self._attempts:
+            root.append(el)
+        for el in (self._payload, self._execution, self._checks):
+            if el is not None:
+                root.append(el)
+        if self._guards:
+            guards = etree.SubElement(root, "guards")
+            for g in self._guards:
+                guards.append(g)
+        for note in self.notes:
+            etree.SubElement(root, "note").text = cdata(note)
+        p, c, u = self._usage
+        etree.SubElement(
+            root,
+            "usage",
+            prompt_tokens=str(p),
+            completion_tokens=str(c),
+            cost_usd=f"{u:.6f}",
+        )
+        return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8")

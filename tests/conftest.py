@@ -1,0 +1,47 @@
+"""Shared fixtures: repository paths, the shared datasets (skipped when absent), run helpers."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "datasets"
+BCC = [sys.executable, "-m", "notebook_bcc"]
+
+
+def manifest() -> list[dict[str, str]]:
+    path = SHARED / "manifest.csv"
+    if not path.exists():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def problem_text(row: dict[str, str]) -> str:
+    """A problem.md written from a manifest row: front matter with the target, then the text."""
+    lines = ["---", f"title: {row['problem'].rstrip('.?')}"]
+    if row.get("target"):
+        lines.append(f"target: {row['target']}")
+    lines.append(f"task: {row['task']}")
+    lines += ["---", "", row["problem"], ""]
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def shared_datasets() -> Path:
+    if not (SHARED / "manifest.csv").exists():
+        pytest.skip("../shared/datasets is absent")
+    return SHARED
+
+
+def run_bcc(*args: str, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [*BCC, *args], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=ROOT
+    )

@@ -1,0 +1,105 @@
+"""End-to-end offline runs through the real CLI, real kernels, and checks of DESIGN §4."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from lxml import etree
+
+from notebook_bcc import fsm
+from tests.conftest import ROOT, manifest, problem_text, run_bcc
+
+ROOTS = {t.event.value: t.root for t in fsm.TRANSITIONS if t.root}
+EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/problem.md"))
+
+
+def check_run_dir(run: Path) -> dict:
+    """Assert the run-directory contract; return summary.json."""
+    for name in ("problem.md", "notebook.ipynb", "state.json", "events.jsonl", "summary.json", "summary.md"):
+        assert (run / name).is_file(), name
+    for name in ("assets", "logs", "outputs"):
+        assert (run / name).is_dir(), name
+    state = json.loads((run / "state.json").read_text())
+    assert state["schema_version"] == 1
+    assert state["fsm_state"] == "WORKFLOW_COMPLETED"
+    assert "path" in state["location"]
+    nb = nbformat.read(run / "notebook.ipynb", as_version=4)
+    nbformat.validate(nb)
+    assert (nb.nbformat, nb.nbformat_minor) == (4, 5)
+    assert nb.cells[1].metadata["tags"] == ["parameters"]
+    for cell in nb.cells[2:]:
+        assert {"stage", "step", "behavior", "iteration", "seq"} <= set(cell.metadata["bcc"]) or cell.metadata["bcc"].get("role") in ("stage", "step")
+    variables = nb.metadata["bcc"]["variables"]
+    assert variables and {"name", "status", "kind", "bytes", "created_by"} <= set(variables[0])
+    # logs: parse, chain from IDLE to WORKFLOW_COMPLETED, agent transitions complete
+    logs = sorted((run / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml"))
+    assert logs
+    previous = "IDLE"
+    for i, path in enumerate(logs, 1):
+        t = etree.parse(str(path)).getroot()
+        assert t.tag == "transition" and t.get("seq") == str(i)
+        assert path.name == f"{i:04d}_{t.get('event')}.xml"
+        assert t.get("from") == previous
+        previous = t.get("to")
+        root = ROOTS.get(t.get("event"))
+        if root:
+            assert t.find("request") is not None and t.find("request/prompt[@role='user']") is not None
+            assert t.find("response").get("status") == "ok"
+            assert t.find("payload")[0].tag == root
+        if t.get("event") == "COMPLETE_ACTION":
+            assert t.find("execution") is not None and t.find("checks") is not None
+    assert previous == "WORKFLOW_COMPLETED"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["final_state"] == "WORKFLOW_COMPLETED"
+    assert set(summary["counts"]) >= {"transitions", "llm_calls", "cells", "failed_behaviors", "forced_transitions"}
+    assert set(summary["usage"]) >= {"prompt_tokens", "completion_tokens", "cost_usd"}
+    assert summary["counts"]["transitions"] == len(logs)
+    return summary
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs_offline_to_completion(example: Path, tmp_path: Path):
+    data = [p for p in example.iterdir() if p.suffix == ".csv"]
+    out = tmp_path / "run"
+    proc = run_bcc("run", str(example / "problem.md"), *map(str, data), "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    summary = check_run_dir(out)
+    assert summary["verification"]["status"] == "passed", summary["verification"]
+    assert list((out / "outputs").glob("*.png")), "EDA writes at least one plot"
+    nb = nbformat.read(out / "notebook.ipynb", as_version=4)
+    images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
+    assert images, "plots are shown inline"
+    if "target:" in (example / "problem.md").read_text():
+        metrics = summary["artifacts"]["final_metrics"]
+        assert {"task", "metric", "cv_mean", "cv_std", "test_score", "baseline_score", "model"} <= set(metrics)
+        assert metrics["cv_mean"] > metrics["baseline_score"]
+
+
+SHARED_PICK = [
+    "penguins_raw.csv",
+    "rd_airquality.csv",
+    "rd_survey.csv",
+    "sm_co2.csv",
+    "vega_cars.csv",
+    "dabench_titanic.csv",
+    "dabench_DES=+2006261.csv",
+    "dacode_marketing_campaign.csv",
+    "dacode_world-data-2023.csv",
+]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name", SHARED_PICK)
+def test_shared_dataset_runs_offline(name: str, shared_datasets: Path, tmp_path: Path):
+    row = next(r for r in manifest() if r["file"] == name)
+    problem = tmp_path / "problem.md"
+    problem.write_text(problem_text(row))
+    out = tmp_path / "run"
+    proc = run_bcc("run", str(problem), str(shared_datasets / name), "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = check_run_dir(out)
+    assert summary["verification"]["status"] == "passed", summary["verification"]

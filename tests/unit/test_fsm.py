@@ -1,0 +1,59 @@
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from notebook_bcc import fsm
+from notebook_bcc.fsm import Event, State, Transition
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def test_table_is_valid_and_has_the_design_rows():
+    fsm.validate()
+    assert fsm.transition_for(State.IDLE, Event.START_WORKFLOW).targets == (State.STAGE_RUNNING,)
+    assert set(fsm.transition_for(State.BEHAVIOR_COMPLETED, Event.COMPLETE_STEP).targets) == {
+        State.STEP_COMPLETED,
+        State.STEP_RUNNING,
+    }
+    assert fsm.transition_for(State.STAGE_COMPLETED, Event.NEXT_STAGE).agent is None
+    for state in State:
+        if state not in fsm.TERMINALS:
+            assert fsm.transition_for(state, Event.FAIL).targets == (State.WORKFLOW_FAILED,)
+            assert fsm.transition_for(state, Event.ABORT).targets == (State.WORKFLOW_ABORTED,)
+
+
+def test_terminals_have_no_exits():
+    for terminal in fsm.TERMINALS:
+        with pytest.raises(fsm.InvalidTransition):
+            fsm.transition_for(terminal, Event.FAIL)
+
+
+def test_validation_rejects_a_broken_table():
+    rows = fsm.TRANSITIONS
+    # a terminal with an exit
+    bad = rows + (Transition(Event.START_STEP, State.WORKFLOW_FAILED, (State.STEP_RUNNING,)),)
+    with pytest.raises(ValueError, match="terminal"):
+        fsm.validate(bad)
+    # an unreachable state: drop the only edge into STAGE_COMPLETED
+    no_stage_done = tuple(
+        replace(t, targets=(State.STEP_RUNNING,)) if t.event == Event.COMPLETE_STAGE else t
+        for t in rows
+    )
+    with pytest.raises(ValueError):
+        fsm.validate(no_stage_done)
+
+
+def test_check_target_refuses_a_target_outside_the_row():
+    with pytest.raises(fsm.InvalidTransition):
+        fsm.check_target(State.STEP_RUNNING, Event.START_BEHAVIOR, State.STAGE_COMPLETED)
+
+
+def test_readme_table_is_rendered_from_the_fsm():
+    text = README.read_text(encoding="utf-8")
+    assert fsm.render_markdown() in text
+
+
+def test_fsm_imports_nothing_from_the_package():
+    source = Path(fsm.__file__).read_text()
+    assert "from ." not in source and "import notebook_bcc" not in source
