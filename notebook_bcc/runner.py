@@ -385,6 +385,8 @@ class Runner:
                 log.add_attempt(self.agent.model, attempt, asked.system, asked.user, str(exc), "error")
                 self._write_partial_log(log, row.event)
                 raise
+            for _, status, detail in reply.attempts:  # transport retries inside the call
+                log.add_attempt(reply.model, attempt, asked.system, asked.user, detail, status)
             s.counters.llm_calls += int(reply.llm_call)
             s.usage.add(Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd))
             log.add_usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)

@@ -1,0 +1,188 @@
+"""LLMAgent: any litellm model. The only module that imports litellm (lazily).
+
+One retry layer (tenacity, jittered exponential backoff honouring ``Retry-After``) for rate
+limits, timeouts, connection errors and 5xx; litellm's own retries are off. Authentication,
+unknown-model and bad-request errors fail at once with a remedy.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_random_exponential,
+)
+
+from ..errors import LLMError
+from ..observation import Observation
+from ..prompts import RenderedPrompt
+from . import AgentReply
+
+__all__ = ["LLMAgent", "key_variable"]
+
+RETRIES = 4  # attempts after the first
+MAX_RETRY_AFTER_S = 30.0
+_PROVIDER_KEYS = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "azure": "AZURE_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+}
+
+
+def key_variable(model: str) -> str:
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    return _PROVIDER_KEYS.get(provider, f"{provider.upper()}_API_KEY")
+
+
+def _litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm  # noqa: PLC0415 - lazy by design
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    litellm.num_retries = 0
+    return litellm
+
+
+def _status(exc: BaseException) -> int | None:
+    code = getattr(exc, "status_code", None)
+    return int(code) if isinstance(code, int) else None
+
+
+def _transient(exc: BaseException) -> bool:
+    lt = _litellm()
+    if isinstance(exc, (lt.RateLimitError, lt.Timeout, lt.APIConnectionError)):
+        return True
+    if isinstance(exc, (lt.ServiceUnavailableError, lt.InternalServerError, lt.BadGatewayError)):
+        return True
+    code = _status(exc)
+    return code is not None and code >= 500
+
+
+def _retry_after(exc: BaseException | None) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return min(float(value), MAX_RETRY_AFTER_S) if value is not None else None
+    except ValueError:
+        return None
+
+
+class _Wait:
+    """Retry-After when the server sent one, else jittered exponential backoff."""
+
+    def __init__(self) -> None:
+        self._backoff = wait_random_exponential(multiplier=0.5, max=20)
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        after = _retry_after(exc)
+        return after if after is not None else self._backoff(state)
+
+
+class LLMAgent:
+    def __init__(
+        self, model: str, *, api_base: str | None = None, run_id: str = "", timeout: float = 120.0
+    ) -> None:
+        self.model = model
+        self.api_base = api_base
+        self.run_id = run_id
+        self.timeout = timeout
+        lt = _litellm()
+        try:
+            lt.get_llm_provider(model, api_base=api_base)
+        except Exception as exc:  # unknown provider: fail before any run directory exists
+            raise LLMError(
+                f"unknown model provider in '{model}': {str(exc).splitlines()[0][:160]}",
+                remedy="use offline, replay:RUN_DIR, or provider/model such as openai/gpt-4o",
+            ) from None
+
+    def respond(
+        self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
+    ) -> AgentReply:
+        lt = _litellm()
+        failures: list[tuple[int, str, str]] = []
+        headers = {
+            "X-BCC-Run-Id": self.run_id,
+            "X-BCC-Transition": obs.event,
+            "X-BCC-Location": obs.location or "/",
+        }
+        messages = [
+            {"role": "system", "content": prompt.system},
+            {"role": "user", "content": prompt.user},
+        ]
+
+        def call() -> Any:
+            try:
+                return lt.completion(
+                    model=self.model,
+                    messages=messages,
+                    api_base=self.api_base,
+                    timeout=self.timeout,
+                    extra_headers=headers,
+                    num_retries=0,
+                    max_retries=0,
+                    temperature=0,
+                )
+            except Exception as exc:
+                failures.append((len(failures) + 1, "error", f"{type(exc).__name__}: {exc}"[:500]))
+                raise
+
+        retrying = Retrying(
+            retry=retry_if_exception(_transient),
+            wait=_Wait(),
+            stop=stop_after_attempt(RETRIES + 1),
+            reraise=True,
+        )
+        try:
+            response = retrying(call)
+        except Exception as exc:
+            raise self._translate(exc, len(failures)) from None
+        text = response.choices[0].message.content or ""
+        usage = getattr(response, "usage", None)
+        try:
+            cost = float(lt.completion_cost(completion_response=response) or 0.0)
+        except Exception:  # unknown price: recorded as zero
+            cost = 0.0
+        return AgentReply(
+            text=text,
+            model=self.model,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            cost_usd=cost,
+            llm_call=True,
+            attempts=tuple(failures),
+        )
+
+    def _translate(self, exc: BaseException, tries: int) -> LLMError:
+        lt = _litellm()
+        first = (str(exc).splitlines() or [""])[0][:200]
+        if isinstance(exc, (lt.AuthenticationError, lt.PermissionDeniedError)):
+            return LLMError(
+                f"{self.model}: authentication failed ({first})",
+                remedy=f"set {key_variable(self.model)} to a valid key",
+            )
+        if isinstance(exc, lt.NotFoundError):
+            return LLMError(f"{self.model}: model not found ({first})", remedy="check --model")
+        if isinstance(exc, lt.BadRequestError):
+            return LLMError(
+                f"{self.model}: request refused ({first})", remedy="check --model and --api-base"
+            )
+        return LLMError(
+            f"{self.model}: provider failed after {tries} attempt(s) ({first})",
+            remedy="check --api-base and the network, raise --llm-timeout, then `bcc resume RUN_DIR`",
+        )
