@@ -11,7 +11,7 @@ import sys
 import traceback
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -106,22 +106,30 @@ Opt = Annotated
 def run(
     problem: Opt[Path, typer.Argument(help="problem.md: the question, optional YAML front matter")],
     data: Opt[list[Path], typer.Argument(help="data file(s): CSV/TSV (also parquet, xlsx)")],
-    model: Opt[Optional[str], typer.Option(help="offline | replay:RUN_DIR | litellm model [env BCC_MODEL]")] = None,
-    api_base: Opt[Optional[str], typer.Option(help="base URL of an OpenAI-compatible server")] = None,
-    out: Opt[Optional[Path], typer.Option(help="run directory (new or empty)")] = None,
+    model: Opt[
+        str | None, typer.Option(help="offline | replay:RUN_DIR | litellm model [env BCC_MODEL]")
+    ] = None,
+    api_base: Opt[str | None, typer.Option(help="base URL of an OpenAI-compatible server")] = None,
+    out: Opt[Path | None, typer.Option(help="run directory (new or empty)")] = None,
     runs_dir: Opt[Path, typer.Option(help="parent of timestamped run directories")] = Path("runs"),
     seed: Opt[int, typer.Option(help="seed for random/numpy and the analyst")] = 42,
-    cell_timeout: Opt[float, typer.Option(help="seconds per cell before it is interrupted")] = 600.0,
+    cell_timeout: Opt[
+        float, typer.Option(help="seconds per cell before it is interrupted")
+    ] = 600.0,
     max_behaviors_per_step: Opt[int, typer.Option(help="G3 cap")] = 4,
     max_steps_per_stage: Opt[int, typer.Option(help="G3 cap")] = 8,
     max_stages: Opt[int, typer.Option(help="G3 cap")] = 10,
-    max_llm_calls: Opt[Optional[int], typer.Option(help="G6 budget: model calls")] = None,
-    max_cost_usd: Opt[Optional[float], typer.Option(help="G6 budget: USD")] = None,
-    max_wall_s: Opt[Optional[float], typer.Option(help="G6 budget: wall seconds")] = None,
+    max_llm_calls: Opt[int | None, typer.Option(help="G6 budget: model calls")] = None,
+    max_cost_usd: Opt[float | None, typer.Option(help="G6 budget: USD")] = None,
+    max_wall_s: Opt[float | None, typer.Option(help="G6 budget: wall seconds")] = None,
     max_repairs: Opt[int, typer.Option(help="re-asks after an invalid reply")] = 2,
     llm_timeout: Opt[float, typer.Option(help="seconds per model call")] = 120.0,
-    on_step_failure: Opt[StepFailure, typer.Option(help="continue | abort at a capped step")] = StepFailure.continue_,
-    keep_failed_cells: Opt[bool, typer.Option("--keep-failed-cells", help="keep failed code in the notebook")] = False,
+    on_step_failure: Opt[
+        StepFailure, typer.Option(help="continue | abort at a capped step")
+    ] = StepFailure.continue_,
+    keep_failed_cells: Opt[
+        bool, typer.Option("--keep-failed-cells", help="keep failed code in the notebook")
+    ] = False,
     no_verify: Opt[bool, typer.Option("--no-verify", help="skip the final re-execution")] = False,
     free_deprecated: Opt[bool, typer.Option(help="delete safe deprecated variables")] = True,
     quiet: Opt[bool, typer.Option("--quiet", help="print only the final line")] = False,
@@ -161,9 +169,9 @@ def run(
 @app.command()
 def resume(
     run_dir: Opt[Path, typer.Argument(help="a run directory")],
-    max_llm_calls: Opt[Optional[int], typer.Option(help="new G6 budget: model calls")] = None,
-    max_cost_usd: Opt[Optional[float], typer.Option(help="new G6 budget: USD")] = None,
-    max_wall_s: Opt[Optional[float], typer.Option(help="new G6 budget: wall seconds")] = None,
+    max_llm_calls: Opt[int | None, typer.Option(help="new G6 budget: model calls")] = None,
+    max_cost_usd: Opt[float | None, typer.Option(help="new G6 budget: USD")] = None,
+    max_wall_s: Opt[float | None, typer.Option(help="new G6 budget: wall seconds")] = None,
     quiet: Opt[bool, typer.Option("--quiet")] = False,
     as_json: Opt[bool, typer.Option("--json")] = False,
     debug: Opt[bool, typer.Option("--debug")] = False,
@@ -171,7 +179,11 @@ def resume(
     """Continue a run from its last checkpoint (fresh kernel, notebook replayed)."""
     from .runner import Runner
 
-    budgets = {"max_llm_calls": max_llm_calls, "max_cost_usd": max_cost_usd, "max_wall_s": max_wall_s}
+    budgets = {
+        "max_llm_calls": max_llm_calls,
+        "max_cost_usd": max_cost_usd,
+        "max_wall_s": max_wall_s,
+    }
     _run(lambda hook: Runner.resume(run_dir, budgets=budgets, on_event=hook), quiet, as_json, debug)
 
 
@@ -188,9 +200,15 @@ def replay(
     from .runner import Runner
 
     def make(hook: Any) -> Any:
-        saved = json.loads((run_dir / "config.json").read_text()) if (run_dir / "config.json").exists() else None
+        saved = (
+            json.loads((run_dir / "config.json").read_text())
+            if (run_dir / "config.json").exists()
+            else None
+        )
         if saved is None:
-            raise UsageError(f"{run_dir} is not a bcc run directory", remedy="pass a directory made by `bcc run`")
+            raise UsageError(
+                f"{run_dir} is not a bcc run directory", remedy="pass a directory made by `bcc run`"
+            )
         config = RunConfig.from_json(saved).with_budgets(model=f"replay:{run_dir}")
         data = sorted((run_dir / "assets").iterdir())
         return Runner.create(config, run_dir / "problem.md", data, out=out, on_event=hook)
@@ -204,7 +222,7 @@ def status(
     as_json: Opt[bool, typer.Option("--json")] = False,
 ) -> None:
     """State, location, plan progress, ledger and costs of a run."""
-    from .inspect_run import status_text, status_json
+    from .inspect_run import status_json, status_text
 
     try:
         typer.echo(json.dumps(status_json(run_dir), indent=2) if as_json else status_text(run_dir))
@@ -215,7 +233,7 @@ def status(
 @app.command()
 def logs(
     run_dir: Opt[Path, typer.Argument(help="a run directory")],
-    seq: Opt[Optional[int], typer.Argument(help="show this transition")] = None,
+    seq: Opt[int | None, typer.Argument(help="show this transition")] = None,
 ) -> None:
     """List the transitions of a run, or show one."""
     from .inspect_run import log_list, log_show
@@ -229,7 +247,7 @@ def logs(
 @app.command()
 def validate(
     file: Opt[Path, typer.Argument(help="an XML payload file")],
-    kind: Opt[Optional[Kind], typer.Option(help="expected root (default: inferred)")] = None,
+    kind: Opt[Kind | None, typer.Option(help="expected root (default: inferred)")] = None,
     debug: Opt[bool, typer.Option("--debug")] = False,
 ) -> None:
     """Check an agent payload against the XML contract (exit 0 valid, 6 invalid)."""

@@ -24,7 +24,11 @@ def status_json(run_dir: Path) -> dict[str, Any]:
         "fsm_state": state["fsm_state"],
         "location": state["location"],
         "stages": [
-            {"id": s["id"], "status": s["status"], "steps": {t["id"]: t["status"] for t in s["steps"]}}
+            {
+                "id": s["id"],
+                "status": s["status"],
+                "steps": {t["id"]: t["status"] for t in s["steps"]},
+            }
             for s in state["stages"]
         ],
         "counters": state["counters"],
@@ -56,7 +60,9 @@ def status_text(run_dir: Path) -> str:
         lines.append(f"  {s['id']:<32} {s['status']:<9} {steps}")
     lines.append("variables")
     for v in st["ledger"]:
-        lines.append(f"  {v['name']:<24} {v['status']:<10} {v['kind']:<14} {v['bytes']:>12,} B  {v['created_by']}")
+        lines.append(
+            f"  {v['name']:<24} {v['status']:<10} {v['kind']:<14} {v['bytes']:>12,} B  {v['created_by']}"
+        )
     return "\n".join(lines)
 
 
@@ -84,4 +90,6 @@ def log_show(run_dir: Path, seq: int) -> str:
     for path in store.log_files():
         if path.name.startswith(f"{seq:04d}_"):
             return etree.tostring(_parse(path), pretty_print=True, encoding="unicode")
-    raise InputError(f"no transition {seq} in {run_dir}", remedy="list them with `bcc logs RUN_DIR`")
+    raise InputError(
+        f"no transition {seq} in {run_dir}", remedy="list them with `bcc logs RUN_DIR`"
+    )

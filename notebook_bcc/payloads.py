@@ -22,127 +22,24 @@ from types import SimpleNamespace
 from lxml import etree
 
 from .errors import InputError, PayloadError
+from .payload_types import (  # noqa: F401 - re-exported
+    Action,
+    ActionsPayload,
+    ArtifactClaim,
+    BehaviorPayload,
+    ParsedPayload,
+    Payload,
+    ReflectionPayload,
+    StageReflectionPayload,
+    StagesPayload,
+    StageSpec,
+    StepsPayload,
+    StepSpec,
+    VariableSpec,
+)
 
 KINDS = ("stages", "steps", "behavior", "actions", "reflection", "stage_reflection")
 MAX_REPLY_CHARS = 200_000
-
-
-@dataclass(frozen=True)
-class VariableSpec:
-    name: str
-    description: str = ""
-    next_use: str | None = None
-    replacement: str | None = None
-    safe: bool = False
-
-
-@dataclass(frozen=True)
-class StageSpec:
-    id: str
-    title: str
-    goal: str
-    verified_artifacts: tuple[VariableSpec, ...]
-    required_variables: tuple[VariableSpec, ...] = ()
-
-
-@dataclass(frozen=True)
-class StagesPayload:
-    stages: tuple[StageSpec, ...]
-    title: str | None = None
-    focus: str | None = None
-
-
-@dataclass(frozen=True)
-class StepSpec:
-    id: str
-    title: str
-    goal: str
-    verified_artifacts: tuple[VariableSpec, ...]
-    required_variables: tuple[VariableSpec, ...] = ()
-    pcs: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class StepsPayload:
-    steps: tuple[StepSpec, ...]
-    focus: str | None = None
-
-
-@dataclass(frozen=True)
-class BehaviorPayload:
-    id: str
-    step_id: str
-    agent: str
-    task: str
-    inputs: tuple[VariableSpec, ...]
-    outputs: tuple[VariableSpec, ...]
-    acceptance: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Action:
-    kind: str  # "title" | "text" | "code"
-    content: str
-
-
-@dataclass(frozen=True)
-class ActionsPayload:
-    actions: tuple[Action, ...]
-
-
-@dataclass(frozen=True)
-class ArtifactClaim:
-    name: str
-    status: str
-    text: str = ""
-
-
-@dataclass(frozen=True)
-class ReflectionPayload:
-    step_complete: bool
-    next_state: str
-    goal_status: str
-    goal_reasoning: str
-    decision_reasoning: str
-    artifacts: tuple[ArtifactClaim, ...] = ()
-    criteria: tuple[tuple[str, str], ...] = ()
-    variables_produced: tuple[VariableSpec, ...] = ()
-    recommendations: str | None = None
-    comment: str | None = None
-
-
-@dataclass(frozen=True)
-class StageReflectionPayload:
-    stage_complete: bool
-    next_state: str
-    step_id: str
-    completion_status: str
-    reasoning: str
-    findings: tuple[tuple[str, str], ...] = ()
-    goal_status: str | None = None
-    next_focus: str | None = None
-    retain: tuple[VariableSpec, ...] = ()
-    deprecate: tuple[VariableSpec, ...] = ()
-    stage_experience: str | None = None
-
-
-Payload = (
-    StagesPayload
-    | StepsPayload
-    | BehaviorPayload
-    | ActionsPayload
-    | ReflectionPayload
-    | StageReflectionPayload
-)
-
-
-@dataclass(frozen=True)
-class ParsedPayload:
-    kind: str
-    value: Payload
-    xml: str
-    hardened: bool
-
 
 # --- resources ---------------------------------------------------------------------------------
 

@@ -134,7 +134,9 @@ def render(obs: Observation) -> RenderedPrompt:
     }
     bounded = {k: _bound(v, BOUNDS.get(k, 500)) for k, v in fields.items()}
     system_t, user_t = _template(obs.event)
-    return RenderedPrompt(obs.event, system_t.safe_substitute(bounded), user_t.safe_substitute(bounded))
+    return RenderedPrompt(
+        obs.event, system_t.safe_substitute(bounded), user_t.safe_substitute(bounded)
+    )
 
 
 def with_repair(prompt: RenderedPrompt, error: Exception, root: str) -> RenderedPrompt:

@@ -28,7 +28,7 @@ from .errors import (
 )
 from .fsm import Event, State
 from .inputs import check_inputs
-from .kernel import CellOutcome, KernelSession, execute_notebook
+from .kernel import CellOutcome, CheckReport, KernelSession, execute_notebook
 from .notebook import CellTag, NotebookDocument
 from .observation import CellFact, Observation, StageView, StepView
 from .payloads import (
@@ -42,6 +42,7 @@ from .payloads import (
     element_for_log,
     parse_payload,
 )
+from .problem import read_problem
 from .prompts import RenderedPrompt, render, with_repair
 from .runstore import RunStore, slugify
 from .state import StageRecord, StepRecord, Usage, WorkflowState
@@ -116,15 +117,14 @@ class Runner:
         on_event: EventHook | None = None,
     ) -> Runner:
         inputs = check_inputs(problem, data)
-        first_line = next((ln for ln in inputs.problem_text.splitlines() if ln.strip("-# \t")), "")
-        slug = slugify(first_line.strip("# ") or inputs.problem.stem)
+        title = read_problem(inputs.problem_text).title
+        slug = slugify(title or inputs.problem.stem)
         root = RunStore.choose_dir(out, runs_dir, slug)
         agent = make_agent(
             config.model, api_base=config.api_base, run_id=root.name, timeout=config.llm_timeout
         )  # fails (exit 4) before anything is created when the model string is unusable
         store = RunStore.create(root, inputs.problem, inputs.data)
         files = [f"assets/{p.name}" for p in inputs.data]
-        title = first_line.strip("# ").strip()[:80] or "Analysis"
         state = WorkflowState(run_id=root.name, problem_title=title)
         doc = NotebookDocument.create(title, title, files, config.seed, store_writer(store))
         store.write_json("config.json", {**config.to_json(), "files": files})
@@ -171,7 +171,11 @@ class Runner:
         state = self.state
         if state.fsm_state == "WORKFLOW_COMPLETED":
             self.store.unlock()
-            summary = self.store.read_json("summary.json") if (self.store.root / "summary.json").exists() else {}
+            summary = (
+                self.store.read_json("summary.json")
+                if (self.store.root / "summary.json").exists()
+                else {}
+            )
             return RunResult(self.store.root, state.fsm_state, 0, "run already completed", summary)
         if state.fsm_state == "WORKFLOW_ABORTED" and state.resume_from:
             state.fsm_state, state.resume_from = state.resume_from, ""
@@ -319,8 +323,13 @@ class Runner:
             for st in s.stages
         )
         step = s.step
-        priority = [*(step.required_variables if step else ()), *(step.verified_artifacts if step else ())]
-        checks = s.last_checks if event == Event.COMPLETE_STEP or event == Event.COMPLETE_STAGE else {}
+        priority = [
+            *(step.required_variables if step else ()),
+            *(step.verified_artifacts if step else ()),
+        ]
+        checks = (
+            s.last_checks if event == Event.COMPLETE_STEP or event == Event.COMPLETE_STAGE else {}
+        )
         cells = s.last_execution if event in (Event.COMPLETE_STEP, Event.COMPLETE_ACTION) else []
         return Observation(
             event=event.value,
@@ -380,9 +389,13 @@ class Runner:
         asked, last_error = prompt, None
         for attempt in range(1, attempts + 1):
             try:
-                reply = self.agent.respond(asked, obs, repair=str(last_error) if last_error else None)
+                reply = self.agent.respond(
+                    asked, obs, repair=str(last_error) if last_error else None
+                )
             except LLMError as exc:
-                log.add_attempt(self.agent.model, attempt, asked.system, asked.user, str(exc), "error")
+                log.add_attempt(
+                    self.agent.model, attempt, asked.system, asked.user, str(exc), "error"
+                )
                 self._write_partial_log(log, row.event)
                 raise
             for _, status, detail in reply.attempts:  # transport retries inside the call
@@ -394,10 +407,17 @@ class Runner:
                 parsed = parse_payload(reply.text, row.root)
                 self._semantic_check(parsed)
             except PayloadError as exc:
-                log.add_attempt(reply.model, attempt, asked.system, asked.user, reply.text, "invalid")
+                log.add_attempt(
+                    reply.model, attempt, asked.system, asked.user, reply.text, "invalid"
+                )
                 if getattr(exc, "security", False):
                     self.store.append_event(
-                        {"type": "security", "event": row.event.value, "reason": exc.message, "at": _now()}
+                        {
+                            "type": "security",
+                            "event": row.event.value,
+                            "reason": exc.message,
+                            "at": _now(),
+                        }
                     )
                 last_error = exc
                 asked = with_repair(prompt, exc, row.root or "")
@@ -579,7 +599,9 @@ class Runner:
                 continue
             cell_id = f"{s.seq + 1}-{n}"
             if failed:
-                log.add_cell(cell_id, "skipped", 0, "not run: an earlier cell of this action failed")
+                log.add_cell(
+                    cell_id, "skipped", 0, "not run: an earlier cell of this action failed"
+                )
                 continue
             digest = _digest(action.content)
             if digest in step.failed_code:
@@ -589,6 +611,7 @@ class Runner:
                 notes.append(f"G7: {reason}")
                 facts.append(asdict_fact(CellFact("skipped", reason, "RepeatedCode", reason)))
                 continue
+            restarts = self.kernel.restarts
             outcome = self.kernel.run_cell(action.content)
             s.counters.cells += 1
             log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)
@@ -608,7 +631,7 @@ class Runner:
                 self.doc.save()
             texts.clear()
             if outcome.status in ("dead", "timeout"):
-                notes.append(self._recover_kernel(outcome))
+                notes.append(self._recover_kernel(outcome, self.kernel.restarts > restarts))
         if not failed:
             self._flush_texts(texts, tag)
             self.doc.save()
@@ -616,7 +639,11 @@ class Runner:
         behavior = self._current_behavior()
         names = [v.name for v in behavior.outputs] if behavior else []
         criteria = list(behavior.acceptance) if behavior else []
-        report = self.kernel.check(names, criteria)
+        try:
+            report = self.kernel.check(names, criteria)
+        except (TimeoutError, KernelError) as exc:
+            notes.append(f"checks could not run: {exc}")
+            report = CheckReport(tuple((n, False) for n in names), ())
         for name, present in report.artifacts:
             log.add_artifact(name, present)
         for expr, status, detail in report.criteria:
@@ -635,15 +662,14 @@ class Runner:
             self.doc.add_markdown(text, tag)
         texts.clear()
 
-    def _recover_kernel(self, outcome: CellOutcome) -> str:
-        """After a dead kernel (or a timeout that cost the state), rebuild by replay."""
-        assert self.kernel is not None
-        alive = self.kernel.check(["user_submit_files"], []).artifacts
-        if outcome.status == "timeout" and alive and alive[0][1]:
-            return f"the cell exceeded {self.config.cell_timeout:g} s and was interrupted"
+    def _recover_kernel(self, outcome: CellOutcome, restarted: bool) -> str:
+        """Tell what happened to the kernel; after a restart, rebuild its state by replay."""
+        limit = f"exceeded {self.config.cell_timeout:g} s"
+        if not restarted:
+            return f"the cell {limit} and was interrupted; the kernel kept its state"
         self.state.counters.kernel_restarts += 1
         diverged = self._replay_notebook(f"kernel {outcome.status}")
-        what = "died" if outcome.status == "dead" else f"exceeded {self.config.cell_timeout:g} s"
+        what = "died" if outcome.status == "dead" else f"{limit} and ignored the interrupt"
         note = f"the kernel {what}; it was restarted and the notebook replayed"
         return note + (f" ({len(diverged)} cells diverged)" if diverged else "")
 
@@ -692,7 +718,9 @@ class Runner:
             wants_next = False
         elif not wants_next and pending:
             skipped = [stage.steps[i].id for i in pending]
-            log.add_guard("G4", "steps_skipped", "stage completed with steps left: " + ", ".join(skipped))
+            log.add_guard(
+                "G4", "steps_skipped", "stage completed with steps left: " + ", ".join(skipped)
+            )
             for i in pending:
                 stage.steps[i].status = "skipped"
         if wants_next:
@@ -728,8 +756,13 @@ class Runner:
         s = self.state
         source = State(s.fsm_state)
         t0 = time.monotonic()
-        log = TransitionLog(s.seq + 1, row.event.value, source.value, None, s.path, s.iteration, _now())
-        nxt = next((i for i in range(s.stage_index + 1, len(s.stages)) if s.stages[i].status == "pending"), None)
+        log = TransitionLog(
+            s.seq + 1, row.event.value, source.value, None, s.path, s.iteration, _now()
+        )
+        nxt = next(
+            (i for i in range(s.stage_index + 1, len(s.stages)) if s.stages[i].status == "pending"),
+            None,
+        )
         if nxt is None:
             target = State.WORKFLOW_COMPLETED
         else:
@@ -743,7 +776,9 @@ class Runner:
         s = self.state
         verification: dict[str, Any] = {"status": "skipped", "first_failing_cell": None}
         if s.fsm_state == "WORKFLOW_COMPLETED" and self.config.verify:
-            result, _ = execute_notebook(self.doc.nb, self.store.root, cell_timeout=self.config.cell_timeout)
+            result, _ = execute_notebook(
+                self.doc.nb, self.store.root, cell_timeout=self.config.cell_timeout
+            )
             verification = {
                 "status": result.status,
                 "first_failing_cell": result.first_failing_cell,

@@ -40,7 +40,9 @@ def build_summary(
                 "id": st.id,
                 "title": st.title,
                 "status": st.status,
-                "steps": [{"id": t.id, "status": t.status, "behaviors": t.behaviors} for t in st.steps],
+                "steps": [
+                    {"id": t.id, "status": t.status, "behaviors": t.behaviors} for t in st.steps
+                ],
             }
             for st in state.stages
         ],

@@ -128,7 +128,9 @@ class VariableLedger:
     def mark_deleted(self, names: Sequence[str], location: str) -> None:
         for name in names:
             if name in self.records:
-                self.records[name] = replace(self.records[name], status=DELETED, updated_by=location)
+                self.records[name] = replace(
+                    self.records[name], status=DELETED, updated_by=location
+                )
 
     def live(self) -> list[VariableRecord]:
         return [r for r in self.records.values() if r.status in (ALIVE, RETAINED)]

@@ -40,7 +40,9 @@ def shared_datasets() -> Path:
     return SHARED
 
 
-def run_bcc(*args: str, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_bcc(
+    *args: str, timeout: float = 600, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
         [*BCC, *args], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=ROOT

@@ -37,7 +37,14 @@ class Agent(Protocol):
         ...
 
 
-def make_agent(model: str, *, api_base: str | None = None, run_id: str = "", timeout: float = 120.0, seq_offset: int = 0) -> Agent:
+def make_agent(
+    model: str,
+    *,
+    api_base: str | None = None,
+    run_id: str = "",
+    timeout: float = 120.0,
+    seq_offset: int = 0,
+) -> Agent:
     """The backend for ``model`` (see module docstring)."""
     if model == "offline":
         from .offline import OfflineAnalyst

@@ -28,7 +28,8 @@ class ReplayAgent:
         logs = sorted((root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml"))
         if not logs:
             raise UsageError(
-                f"{root} has no transition logs to replay", remedy="pass a run directory of `bcc run`"
+                f"{root} has no transition logs to replay",
+                remedy="pass a run directory of `bcc run`",
             )
         replies: dict[str, deque[str]] = {}
         parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)

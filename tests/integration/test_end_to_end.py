@@ -18,7 +18,14 @@ EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/problem.md"))
 
 def check_run_dir(run: Path) -> dict:
     """Assert the run-directory contract; return summary.json."""
-    for name in ("problem.md", "notebook.ipynb", "state.json", "events.jsonl", "summary.json", "summary.md"):
+    for name in (
+        "problem.md",
+        "notebook.ipynb",
+        "state.json",
+        "events.jsonl",
+        "summary.json",
+        "summary.md",
+    ):
         assert (run / name).is_file(), name
     for name in ("assets", "logs", "outputs"):
         assert (run / name).is_dir(), name
@@ -31,7 +38,9 @@ def check_run_dir(run: Path) -> dict:
     assert (nb.nbformat, nb.nbformat_minor) == (4, 5)
     assert nb.cells[1].metadata["tags"] == ["parameters"]
     for cell in nb.cells[2:]:
-        assert {"stage", "step", "behavior", "iteration", "seq"} <= set(cell.metadata["bcc"]) or cell.metadata["bcc"].get("role") in ("stage", "step")
+        assert {"stage", "step", "behavior", "iteration", "seq"} <= set(
+            cell.metadata["bcc"]
+        ) or cell.metadata["bcc"].get("role") in ("stage", "step")
     variables = nb.metadata["bcc"]["variables"]
     assert variables and {"name", "status", "kind", "bytes", "created_by"} <= set(variables[0])
     # logs: parse, chain from IDLE to WORKFLOW_COMPLETED, agent transitions complete
@@ -46,7 +55,9 @@ def check_run_dir(run: Path) -> dict:
         previous = t.get("to")
         root = ROOTS.get(t.get("event"))
         if root:
-            assert t.find("request") is not None and t.find("request/prompt[@role='user']") is not None
+            assert (
+                t.find("request") is not None and t.find("request/prompt[@role='user']") is not None
+            )
             assert t.find("response").get("status") == "ok"
             assert t.find("payload")[0].tag == root
         if t.get("event") == "COMPLETE_ACTION":
@@ -54,7 +65,13 @@ def check_run_dir(run: Path) -> dict:
     assert previous == "WORKFLOW_COMPLETED"
     summary = json.loads((run / "summary.json").read_text())
     assert summary["final_state"] == "WORKFLOW_COMPLETED"
-    assert set(summary["counts"]) >= {"transitions", "llm_calls", "cells", "failed_behaviors", "forced_transitions"}
+    assert set(summary["counts"]) >= {
+        "transitions",
+        "llm_calls",
+        "cells",
+        "failed_behaviors",
+        "forced_transitions",
+    }
     assert set(summary["usage"]) >= {"prompt_tokens", "completion_tokens", "cost_usd"}
     assert summary["counts"]["transitions"] == len(logs)
     return summary
@@ -64,18 +81,34 @@ def check_run_dir(run: Path) -> dict:
 def test_example_runs_offline_to_completion(example: Path, tmp_path: Path):
     data = [p for p in example.iterdir() if p.suffix == ".csv"]
     out = tmp_path / "run"
-    proc = run_bcc("run", str(example / "problem.md"), *map(str, data), "--out", str(out), "--quiet")
+    proc = run_bcc(
+        "run", str(example / "problem.md"), *map(str, data), "--out", str(out), "--quiet"
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     summary = check_run_dir(out)
     assert summary["verification"]["status"] == "passed", summary["verification"]
     assert list((out / "outputs").glob("*.png")), "EDA writes at least one plot"
     nb = nbformat.read(out / "notebook.ipynb", as_version=4)
-    images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
+    images = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "image/png" in o.get("data", {})
+    ]
     assert images, "plots are shown inline"
     if "target:" in (example / "problem.md").read_text():
         metrics = summary["artifacts"]["final_metrics"]
-        assert {"task", "metric", "cv_mean", "cv_std", "test_score", "baseline_score", "model"} <= set(metrics)
+        assert {
+            "task",
+            "metric",
+            "cv_mean",
+            "cv_std",
+            "test_score",
+            "baseline_score",
+            "model",
+        } <= set(metrics)
         assert metrics["cv_mean"] > metrics["baseline_score"]
 
 

@@ -18,10 +18,18 @@ class Info:
 def _state() -> WorkflowState:
     st = WorkflowState(run_id="r", problem_title="p", fsm_state="STEP_COMPLETED")
     st.stages = [
-        StageRecord("a", "A", "g", ["clean"], [], "running", [
-            StepRecord("s1", "S1", "g", ["raw"], [], "complete"),
-            StepRecord("s2", "S2", "g", ["clean"], ["raw"], "pending"),
-        ]),
+        StageRecord(
+            "a",
+            "A",
+            "g",
+            ["clean"],
+            [],
+            "running",
+            [
+                StepRecord("s1", "S1", "g", ["raw"], [], "complete"),
+                StepRecord("s2", "S2", "g", ["clean"], ["raw"], "pending"),
+            ],
+        ),
         StageRecord("b", "B", "g", [], ["clean"]),
     ]
     return st
@@ -29,7 +37,9 @@ def _state() -> WorkflowState:
 
 def test_state_round_trips_through_json():
     st = _state()
-    st.ledger.observe([Info("raw", "DataFrame", "3x2", 3, (("x", "int64"),), 100, "DataFrame 3x2")], "a/s1")
+    st.ledger.observe(
+        [Info("raw", "DataFrame", "3x2", 3, (("x", "int64"),), 100, "DataFrame 3x2")], "a/s1"
+    )
     data = st.to_json()
     assert data["schema_version"] == 1 and data["fsm_state"] == "STEP_COMPLETED"
     assert data["location"]["path"] == "a/s1"

@@ -12,10 +12,10 @@ import re
 from lxml import etree
 
 from ...observation import Observation
+from ...problem import ProblemSpec, read_problem, resolve_target
 from ...prompts import RenderedPrompt
 from .. import AgentReply
 from .plan import StagePlay, StepPlay, playbook
-from .problem import ProblemSpec, read_problem, resolve_target
 from .recipes import RECIPES, Cell, RecipeContext
 
 __all__ = ["OfflineAnalyst"]
@@ -78,9 +78,7 @@ class OfflineAnalyst:
             return None, "eda"
         task = spec.task
         if task == "auto":
-            dtype = next(
-                (t for c, t in self._column_types(obs) if c == target), "float64"
-            ).lower()
+            dtype = next((t for c, t in self._column_types(obs) if c == target), "float64").lower()
             numeric = dtype.startswith(("int", "float", "uint"))
             task = "regression" if numeric else "classification"
         return target, task
@@ -138,7 +136,9 @@ class OfflineAnalyst:
         S(root, "agent").text = play.agent
         task = play.goal
         if n > 1:
-            task += f" Attempt {n}: use a more defensive approach. Previous feedback: {obs.feedback}"
+            task += (
+                f" Attempt {n}: use a more defensive approach. Previous feedback: {obs.feedback}"
+            )
         S(root, "task").text = task
         if play.required:
             _variables(root, "inputs", tuple((r, "") for r in play.required))
@@ -189,7 +189,9 @@ class OfflineAnalyst:
         S(goal, "status").text = "achieved" if complete else "not_achieved"
         reasons = []
         for cell in failed:
-            reasons.append(f"a cell ended {cell.status}: {cell.error_name or ''} {cell.error_value or ''}".strip())
+            reasons.append(
+                f"a cell ended {cell.status}: {cell.error_name or ''} {cell.error_value or ''}".strip()
+            )
         if missing:
             reasons.append("missing artifacts: " + ", ".join(missing))
         for expr, status, detail in bad:
@@ -246,9 +248,9 @@ class OfflineAnalyst:
                 S(retain, "variable", name=name, next_use="later stages").text = "stage artifact"
         if done and stage.id == "data_integrity_assessment" and obs.variable("raw_dataset"):
             dep = S(vm, "deprecate")
-            S(dep, "variable", name="raw_dataset", replacement="clean_dataset", safe="true").text = (
-                "superseded by clean_dataset; frees memory"
-            )
+            S(
+                dep, "variable", name="raw_dataset", replacement="clean_dataset", safe="true"
+            ).text = "superseded by clean_dataset; frees memory"
         if done:
             S(root, "stage_experience").text = _experience(obs)
         return _xml(root)

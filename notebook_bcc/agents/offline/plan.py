@@ -43,7 +43,10 @@ def playbook(supervised: bool, target: str | None = None) -> tuple[StagePlay, ..
         "Read the submitted file into raw_dataset with the right delimiter and encoding. "
         "Acceptance: it has rows and columns.",
         "load_data",
-        (("raw_dataset", "DataFrame read from the submitted file"), ("data_profile", "shape and dtypes")),
+        (
+            ("raw_dataset", "DataFrame read from the submitted file"),
+            ("data_profile", "shape and dtypes"),
+        ),
         ("user_submit_files",),
         ("len(raw_dataset) > 0", "raw_dataset.shape[1] > 0"),
     )
@@ -134,7 +137,10 @@ def playbook(supervised: bool, target: str | None = None) -> tuple[StagePlay, ..
             "Hold-out Evaluation",
             "Fit the best model on the training split and score it on the hold-out test set.",
             "holdout_evaluation",
-            (("final_metrics", "task, metric, cv and test scores"), ("final_model", "fitted pipeline")),
+            (
+                ("final_metrics", "task, metric, cv and test scores"),
+                ("final_model", "fitted pipeline"),
+            ),
             ("model_comparison", "best_model_name", "feature_columns"),
             ("final_metrics['test_score'] == final_metrics['test_score']",),
             "Model-Agent",

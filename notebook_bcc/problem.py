@@ -1,4 +1,5 @@
-"""Reading problem.md: optional YAML front matter, else heuristics on the text."""
+"""Reading problem.md: optional YAML front matter (title, target, task, metric, drop, id),
+else heuristics on the text."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ _SUPERVISED = re.compile(
     r"what explains|target)\b",
     re.IGNORECASE,
 )
-_CLASSIFY = re.compile(r"\b(classif\w*|which class|categor\w*|species|type of|who survived)\b", re.I)
+_CLASSIFY = re.compile(
+    r"\b(classif\w*|which class|categor\w*|species|type of|who survived)\b", re.I
+)
 
 
 @dataclass(frozen=True)

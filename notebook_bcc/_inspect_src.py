@@ -1,0 +1,161 @@
+"""Source of the helper that ``kernel.py`` runs inside the kernel.
+
+The code is sent as a string and ``exec``-ed into a fresh dict by a user expression, so nothing is
+added to the user namespace. Every entry point takes a JSON string and returns a JSON string; it
+catches user errors itself so IPython never records a traceback (``sys.last_value`` stays put).
+Work per variable is bounded: shallow memory figures, capped column lists, ``reprlib`` reprs.
+"""
+
+from __future__ import annotations
+
+SOURCE = r"""
+import functools as _functools
+import inspect as _inspect
+import json as _json
+import operator as _operator
+import reprlib as _reprlib
+import sys as _sys
+import types as _types
+
+_SKIP = {"In", "Out", "exit", "quit", "get_ipython"}
+_MAX_VARS = 500
+_MAX_COLS = 40
+_REPR_CHARS = 200
+
+_short = _reprlib.Repr()
+_short.maxlevel = 2
+_short.maxstring = _short.maxother = _short.maxlong = 160
+_short.maxdict = _short.maxlist = _short.maxtuple = 8
+_short.maxset = _short.maxfrozenset = _short.maxdeque = _short.maxarray = 8
+
+
+def _shell():
+    from IPython import get_ipython
+
+    return get_ipython()
+
+
+def _user_items(shell):
+    hidden = shell.user_ns_hidden
+    missing = object()
+    for name, value in list(shell.user_ns.items()):
+        if name.startswith("_") or name in _SKIP or hidden.get(name, missing) is value:
+            continue
+        if _is_code(value):
+            continue
+        yield name, value
+
+
+def _is_code(value):
+    # Modules, classes and routines; callable *instances* (fitted models) are data.
+    if isinstance(value, (_types.ModuleType, type, _functools.partial)):
+        return True
+    return _inspect.isroutine(value) or type(value).__name__ == "ufunc"
+
+
+def _dims(shape):
+    try:
+        return "x".join(str(_operator.index(d)) for d in shape)
+    except Exception:
+        return None
+
+
+def _summary(name, value):
+    pd = _sys.modules.get("pandas")
+    np = _sys.modules.get("numpy")
+    info = {"name": name, "kind": type(value).__name__, "shape": None, "length": None,
+            "columns": [], "bytes": 0, "repr": ""}
+    if pd is not None and isinstance(value, pd.DataFrame):
+        rows, cols = value.shape
+        dtypes = value.dtypes.iloc[:_MAX_COLS]
+        info.update(shape=f"{rows}x{cols}", length=rows, repr=f"DataFrame {rows}x{cols}",
+                    columns=[[str(c), str(t)] for c, t in dtypes.items()],
+                    bytes=int(value.memory_usage(index=True, deep=False).sum()))
+    elif pd is not None and isinstance(value, pd.Series):
+        n = len(value)
+        info.update(shape=str(n), length=n, bytes=int(value.memory_usage(index=True, deep=False)),
+                    repr=f"Series {n} {value.dtype} name={_short.repr(value.name)}")
+    elif np is not None and isinstance(value, np.ndarray):
+        shape = _dims(value.shape)
+        text = _short.repr(value) if value.size <= 20 else f"ndarray {shape} {value.dtype}"
+        info.update(shape=shape, length=value.shape[0] if value.ndim else None,
+                    bytes=int(value.nbytes), repr=text)
+    else:
+        shape = getattr(value, "shape", None)
+        if isinstance(shape, tuple):
+            info["shape"] = _dims(shape)
+        if hasattr(type(value), "__len__"):
+            try:
+                info["length"] = int(len(value))
+            except Exception:
+                pass
+        info["bytes"] = int(_sys.getsizeof(value, 0))
+        info["repr"] = _short.repr(value)
+    info["repr"] = info["repr"][:_REPR_CHARS]
+    return info
+
+
+def inspect_ns(request):
+    items = sorted(_user_items(_shell()), key=lambda item: item[0])
+    out = []
+    for name, value in items[:_MAX_VARS]:
+        try:
+            out.append(_summary(name, value))
+        except Exception as exc:
+            out.append({"name": name, "kind": type(value).__name__, "shape": None,
+                        "length": None, "columns": [], "bytes": 0,
+                        "repr": f"<unavailable: {type(exc).__name__}>"})
+    return _json.dumps({"vars": out, "total": len(items)})
+
+
+def check_ns(request):
+    args = _json.loads(request)
+    ns = _shell().user_ns
+    artifacts = [[name, name in ns] for name in args["artifacts"]]
+    criteria = []
+    for expr in args["criteria"]:
+        try:
+            code = compile(expr, "<criterion>", "eval")
+            verdict = "passed" if bool(eval(code, ns, {})) else "failed"
+            criteria.append([expr, verdict, ""])
+        except Exception as exc:
+            criteria.append([expr, "error", f"{type(exc).__name__}: {exc}"[:500]])
+    return _json.dumps({"artifacts": artifacts, "criteria": criteria})
+
+
+def delete_ns(request):
+    import gc
+
+    shell = _shell()
+    for name in _json.loads(request):
+        try:
+            shell.del_var(name)
+        except Exception:
+            pass
+    gc.collect()
+    return _json.dumps({"ok": True})
+
+
+def names_ns(request):
+    return _json.dumps(sorted(_shell().user_ns))
+
+
+def fetch_ns(request):
+    # values of small JSON-serialisable variables; larger or non-JSON ones are left out
+    req = _json.loads(request)
+    ns = _shell().user_ns
+    found = {}
+    for name in req["names"]:
+        if name not in ns:
+            continue
+        value = ns[name]
+        if not isinstance(value, (dict, list, tuple, str, int, float, bool)) or value is None:
+            continue
+        try:
+            text = _json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            continue
+        if len(text) <= req["max_chars"]:
+            found[name] = _json.loads(text)
+    return _json.dumps(found)
+"""

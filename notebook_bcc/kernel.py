@@ -1,0 +1,524 @@
+"""The only module that talks to the Jupyter kernel.
+
+``KernelSession`` keeps one ipykernel alive per run and executes cells through an nbclient
+``NotebookClient`` (timeouts with interrupt, dead-kernel detection, output collection).
+Namespace inspection and checks go through a silent ``execute_request`` whose
+``user_expressions`` run a helper exec-ed into a fresh dict, so the user namespace, the
+history and the execution count are left untouched.
+
+All calls must come from one thread: the zmq sockets live on that thread's event loop.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import contextlib
+import copy
+import fnmatch
+import json
+import os
+import re
+import signal
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from queue import Empty
+from time import monotonic
+from typing import Any
+
+import nbformat
+import zmq
+from jupyter_client import AsyncKernelManager
+from jupyter_core.paths import jupyter_runtime_dir
+from jupyter_core.utils import run_sync
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+
+from ._inspect_src import SOURCE as _HELPER_SOURCE
+from .errors import KernelError
+
+SECRET_PATTERNS: tuple[str, ...] = (
+    "*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_KEY", "*_PASSWORD", "*_PASSWD",
+    "*_ACCESS_KEY", "*_PRIVATE_KEY", "*_CREDENTIALS", "*_KEY_ID", "AWS_*", "OPENAI_*",
+    "ANTHROPIC_*", "AZURE_OPENAI_*", "GEMINI_*", "GOOGLE_API_*", "GROQ_*", "MISTRAL_*",
+    "COHERE_*", "TOGETHER_*", "HF_*", "HUGGINGFACE_*", "LITELLM_*", "OPENROUTER_*",
+    "DEEPSEEK_*", "XAI_*",
+)  # fmt: skip
+
+RICH_OUTPUT_MAX_BYTES = 5 * 1024 * 1024
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_TRACEBACK_TAIL_LINES = 8
+_IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """Return ``env`` without variables whose name matches ``SECRET_PATTERNS`` (any case)."""
+    patterns = [p.upper() for p in SECRET_PATTERNS]
+    return {
+        k: v for k, v in env.items() if not any(fnmatch.fnmatchcase(k.upper(), p) for p in patterns)
+    }
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    status: str  # "ok" | "error" | "timeout" | "dead"
+    outputs: tuple[dict, ...]
+    execution_count: int | None
+    duration_ms: int
+    excerpt: str
+    error_name: str | None = None
+    error_value: str | None = None
+
+
+@dataclass(frozen=True)
+class VariableInfo:
+    name: str
+    kind: str
+    shape: str | None
+    length: int | None
+    columns: tuple[tuple[str, str], ...]
+    bytes: int
+    repr: str
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    artifacts: tuple[tuple[str, bool], ...]
+    criteria: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    status: str  # "passed" | "failed"
+    first_failing_cell: int | None
+    error: str | None
+    duration_ms: int
+
+
+class KernelSession:
+    """One live ipykernel, started in ``cwd`` with a scrubbed environment.
+
+    ``restarts`` counts automatic and explicit restarts: each one empties the namespace, so a
+    caller that sees it change must replay its cells.
+    """
+
+    interrupt_grace: float = 5.0  # seconds an interrupted kernel gets to become idle again
+
+    def __init__(
+        self,
+        cwd: Path,
+        *,
+        cell_timeout: float = 600,
+        startup_timeout: float = 60,
+        output_cap_chars: int = 20_000,
+        excerpt_chars: int = 2_000,
+        env: Mapping[str, str] | None = None,
+        kernel_name: str = "python3",
+    ) -> None:
+        self.cwd = Path(cwd)
+        self.cell_timeout = cell_timeout
+        self.startup_timeout = startup_timeout
+        self.output_cap_chars = output_cap_chars
+        self.excerpt_chars = excerpt_chars
+        self.kernel_name = kernel_name
+        self.restarts = 0
+        self._env = dict(env) if env is not None else None
+        self._client: NotebookClient | None = None
+        self._last_reply: dict[str, Any] | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the kernel (no-op when running). Tries ipc, then tcp. Raises KernelError."""
+        if self._client is not None:
+            return
+        if not self.cwd.is_dir():
+            raise KernelError(f"kernel working directory does not exist: {self.cwd}")
+        env = scrub_env(self._env if self._env is not None else os.environ)
+        transports = ("ipc", "tcp") if zmq.has("ipc") else ("tcp",)
+        error: BaseException | None = None
+        for transport in transports:
+            try:
+                run_sync(self._a_launch)(transport, env)
+                break
+            except Exception as exc:
+                error = exc
+                run_sync(self._a_teardown)(True)
+        else:
+            raise KernelError(f"kernel {self.kernel_name!r} failed to start: {error}") from error
+        atexit.unregister(self.shutdown)
+        atexit.register(self.shutdown)
+
+    async def _a_launch(self, transport: str, env: dict[str, str]) -> None:
+        where: dict[str, str] = {}
+        if transport == "ipc":  # absolute socket paths; a relative default breaks with cwd
+            base = Path(jupyter_runtime_dir()) / f"bcc-{uuid.uuid4().hex[:12]}"
+            if len(str(base)) > _IPC_PATH_MAX:
+                raise OSError(f"ipc socket path too long: {base}")
+            base.parent.mkdir(parents=True, exist_ok=True)
+            where = {"connection_file": f"{base}.json", "ip": f"{base}-ipc"}
+        km = AsyncKernelManager(kernel_name=self.kernel_name, transport=transport, **where)
+        client = NotebookClient(
+            nbformat.v4.new_notebook(),
+            km=km,
+            timeout_func=lambda _cell: self.cell_timeout or None,
+            interrupt_on_timeout=True,
+            # Makes nbclient stop waiting right after the interrupt; its reply has no header.
+            error_on_timeout={"ename": "TimeoutError", "evalue": "", "traceback": []},
+            allow_errors=True,
+            startup_timeout=max(1, round(self.startup_timeout)),
+            record_timing=False,
+            coalesce_streams=False,  # its \r regex is quadratic on long lines; see _merge
+            on_cell_executed=self._on_cell_executed,
+        )
+        self._client = client
+        await client.async_start_new_kernel(cwd=str(self.cwd), env=env)
+        await client.async_start_new_kernel_client()
+
+    def _on_cell_executed(self, cell: Any, cell_index: int, execute_reply: dict) -> None:
+        self._last_reply = execute_reply
+
+    def shutdown(self) -> None:
+        """Stop the kernel; idempotent. Falls back to an immediate kill."""
+        atexit.unregister(self.shutdown)
+        run_sync(self._a_teardown)(False)
+
+    async def _a_teardown(self, now: bool) -> None:
+        client, self._client = self._client, None
+        if client is None:
+            return
+        km, kc = client.km, client.kc
+        if kc is not None:
+            kc.stop_channels()
+        if km is None or not km.has_kernel:
+            return
+        pid = getattr(km.provisioner, "pid", None)
+        for immediate in (now, True):
+            with contextlib.suppress(Exception):
+                await km.shutdown_kernel(now=immediate)
+            with contextlib.suppress(Exception):
+                if not await km.is_alive():
+                    return
+        if pid:  # last resort: the provisioner lost track of the process
+            with contextlib.suppress(OSError):
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+
+    def restart(self) -> None:
+        """Replace the kernel by a fresh one (empty namespace, execution count 1)."""
+        self._restart(now=False)
+
+    def _restart(self, *, now: bool) -> None:
+        run_sync(self._a_teardown)(now)
+        self.restarts += 1
+        self.start()
+
+    @property
+    def pid(self) -> int | None:
+        if self._client is None or self._client.km is None:
+            return None
+        provisioner = self._client.km.provisioner
+        return getattr(provisioner, "pid", None) if provisioner is not None else None
+
+    def __enter__(self) -> KernelSession:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
+
+    def _running(self) -> NotebookClient:
+        if self._client is None:
+            self.start()
+        assert self._client is not None
+        return self._client
+
+    # -- cells ---------------------------------------------------------------------------------
+
+    def run_cell(self, source: str) -> CellOutcome:
+        """Execute one cell; never raises for user errors, timeouts or kernel death.
+
+        ``timeout``: the cell ran past ``cell_timeout`` and was interrupted. If the kernel is not
+        idle again within ``interrupt_grace`` seconds (SIGINT ignored), it is restarted and its
+        state is lost (``restarts`` increases). ``dead``: the kernel died during the cell; it is
+        restarted, so the next call works on an empty namespace. Raises KernelError only when the
+        kernel cannot be restarted or the connection breaks.
+        """
+        client = self._running()
+        cell = nbformat.v4.new_code_cell(source)
+        client.nb.cells = [cell]
+        client.clear_display_id_mapping(0)
+        self._last_reply = None
+        started = monotonic()
+        try:
+            client.execute_cell(cell, 0)
+            dead = False
+        except DeadKernelError:
+            dead = True
+        except Exception as exc:
+            raise KernelError(f"kernel communication failed: {exc}") from exc
+        reply = self._last_reply or {}
+        content = reply.get("content", {})
+        if dead:
+            status, ename, evalue = "dead", "DeadKernelError", "the kernel died; it was restarted"
+            self._restart(now=True)
+        elif reply and "header" not in reply:  # nbclient's synthetic reply: timed out
+            status, ename = "timeout", "TimeoutError"
+            evalue = f"cell exceeded {self.cell_timeout:g} s and was interrupted"
+            if not self._await_idle(self.interrupt_grace):
+                evalue += "; the kernel did not recover and was restarted"
+                self._restart(now=True)
+        elif content.get("status") == "error":
+            status, ename, evalue = "error", content.get("ename"), content.get("evalue")
+        else:
+            status, ename, evalue = "ok", None, None
+        outputs = _merge_streams([dict(o) for o in cell.get("outputs", [])])
+        return CellOutcome(
+            status=status,
+            outputs=tuple(_cap_outputs(outputs, self.output_cap_chars)),
+            execution_count=cell.get("execution_count"),
+            duration_ms=int((monotonic() - started) * 1000),
+            excerpt=_excerpt(outputs, status, ename, evalue, self.excerpt_chars),
+            error_name=ename,
+            error_value=evalue,
+        )
+
+    def _await_idle(self, timeout: float) -> bool:
+        try:
+            return self._silent({}, timeout) is not None
+        except DeadKernelError:
+            return False
+
+    # -- silent requests -----------------------------------------------------------------------
+
+    def _silent(self, expressions: dict[str, str], timeout: float) -> dict[str, Any] | None:
+        """Send a silent execute_request; return its reply content, None past the deadline."""
+        client = self._running()
+        return run_sync(self._a_silent)(client.kc, client.km, expressions, timeout)
+
+    @staticmethod
+    async def _a_silent(
+        kc: Any, km: Any, expressions: dict[str, str], timeout: float
+    ) -> dict[str, Any] | None:
+        msg_id = kc.execute(
+            "", silent=True, store_history=False, user_expressions=expressions, allow_stdin=False
+        )
+        deadline = monotonic() + timeout
+        while (remaining := deadline - monotonic()) > 0:
+            try:
+                msg = await kc.get_shell_msg(timeout=min(1.0, remaining))
+            except Empty:
+                if not await km.is_alive():
+                    raise DeadKernelError("Kernel died") from None
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg["content"]
+        return None
+
+    def _call_helper(self, func: str, payload: Any, timeout: float) -> Any:
+        """Run ``func(json payload)`` of the helper source in the kernel; return its JSON value.
+
+        Raises TimeoutError past ``timeout`` (the kernel is interrupted, or restarted if it stays
+        busy) and KernelError if the kernel died (it is restarted).
+        """
+        expr = (
+            f"(lambda d: (exec({_HELPER_SOURCE!r}, d), d[{func!r}]({json.dumps(payload)!r}))[1])"
+            "({})"
+        )
+        try:
+            content = self._silent({"bcc": expr}, timeout)
+        except DeadKernelError:
+            self._restart(now=True)
+            raise KernelError("the kernel died during inspection; it was restarted") from None
+        if content is None:
+            client = self._running()
+            assert client.km is not None
+            run_sync(client.km.interrupt_kernel)()
+            if not self._await_idle(self.interrupt_grace):
+                self._restart(now=True)
+            raise TimeoutError(f"kernel inspection exceeded {timeout:g} s")
+        result = content.get("user_expressions", {}).get("bcc", {})
+        if result.get("status") != "ok":
+            raise KernelError(f"inspection failed: {result.get('ename')}: {result.get('evalue')}")
+        return json.loads(ast.literal_eval(result["data"]["text/plain"]))
+
+    def inspect(self, timeout: float = 30) -> tuple[VariableInfo, ...]:
+        """Summaries of the user's data variables (no modules, callables, types or _names)."""
+        data = self._call_helper("inspect_ns", None, timeout)
+        return tuple(
+            VariableInfo(**{**v, "columns": tuple((c, t) for c, t in v["columns"])})
+            for v in data["vars"]
+        )
+
+    def check(
+        self, artifacts: Sequence[str], criteria: Sequence[str], timeout: float = 30
+    ) -> CheckReport:
+        """Which artifact names exist, and how each criterion ``bool(expr)`` evaluates."""
+        payload = {"artifacts": list(artifacts), "criteria": list(criteria)}
+        data = self._call_helper("check_ns", payload, timeout)
+        return CheckReport(
+            artifacts=tuple((name, bool(ok)) for name, ok in data["artifacts"]),
+            criteria=tuple((expr, verdict, detail) for expr, verdict, detail in data["criteria"]),
+        )
+
+    def delete(self, names: Sequence[str]) -> None:
+        """Delete names (and IPython's hidden references to their values), then gc.collect()."""
+        if names:
+            self._call_helper("delete_ns", list(names), 30)
+
+    def fetch_json(
+        self, names: Sequence[str], max_chars: int = 4_000, timeout: float = 30
+    ) -> dict[str, Any]:
+        """Values of the named variables that are small and JSON-serialisable (others left out)."""
+        payload = {"names": list(names), "max_chars": max_chars}
+        return self._call_helper("fetch_ns", payload, timeout)
+
+    def _user_names(self, timeout: float = 30) -> list[str]:
+        """All keys of the user namespace (for tests and debugging)."""
+        return self._call_helper("names_ns", None, timeout)
+
+
+# -- outputs ---------------------------------------------------------------------------------
+
+
+def _merge_streams(outputs: list[dict]) -> list[dict]:
+    """Join adjacent stream outputs of one name and apply carriage returns, in linear time."""
+    merged: list[dict] = []
+    for out in outputs:
+        prev = merged[-1] if merged else None
+        if out.get("output_type") != "stream":
+            merged.append(out)
+        elif (
+            prev is not None and prev.get("output_type") == "stream" and prev["name"] == out["name"]
+        ):
+            prev["text"].append(_plain_text(out.get("text", "")))
+        else:
+            merged.append({**out, "text": [_plain_text(out.get("text", ""))]})
+    for out in merged:
+        if out.get("output_type") == "stream":
+            text = "".join(out["text"])
+            if "\r" in text:
+                text = "\n".join(_last_segment(line) for line in text.split("\n"))
+            out["text"] = text
+    return merged
+
+
+def _last_segment(line: str) -> str:
+    """What a terminal shows for a line containing carriage returns."""
+    parts = [p for p in line.split("\r") if p]
+    return parts[-1] if parts else ""
+
+
+def _plain_text(text: Any) -> str:
+    return "".join(text) if isinstance(text, list) else str(text)
+
+
+def _plain(text: Any) -> str:
+    return _ANSI.sub("", _plain_text(text))
+
+
+def _cap_outputs(outputs: list[dict], cap: int) -> list[dict]:
+    """Cap stream text per cell to ``cap`` chars (head kept), drop oversized rich outputs."""
+    total = sum(len(o.get("text", "")) for o in outputs if o.get("output_type") == "stream")
+    budget, kept = cap, []
+    for out in outputs:
+        kind = out.get("output_type")
+        if kind == "stream" and total > cap:
+            if budget <= 0:
+                continue
+            text = out.get("text", "")
+            if len(text) >= budget:  # the cap is reached here: cut, mark, drop later streams
+                marker = f"\n... [output truncated by bcc: {total - cap} chars omitted]\n"
+                out = {**out, "text": text[:budget] + marker}
+            budget -= len(text)
+        elif kind in ("display_data", "execute_result"):
+            data = out.get("data", {})
+            size = sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in data.values())
+            if size > RICH_OUTPUT_MAX_BYTES:
+                continue
+        kept.append(out)
+    return kept
+
+
+def _excerpt(
+    outputs: list[dict], status: str, ename: str | None, evalue: str | None, limit: int
+) -> str:
+    """Plain text of a cell's outputs for agents, bounded head + tail."""
+    parts: list[str] = []
+    for out in outputs:
+        kind = out.get("output_type")
+        if kind == "stream":
+            parts.append(_plain(out.get("text", "")))
+        elif kind in ("display_data", "execute_result"):
+            data = out.get("data", {})
+            images = [m for m in data if m.startswith("image/")]
+            if images:
+                parts.append(" ".join(f"[{m}]" for m in images) + "\n")
+            elif "text/plain" in data:
+                parts.append(_plain(data["text/plain"]).rstrip("\n") + "\n")
+            elif data:
+                parts.append(f"[{next(iter(data))}]\n")
+        elif kind == "error" and status == "error":
+            lines = _plain("\n".join(out.get("traceback", []))).splitlines()
+            tail = [ln for ln in lines if ln.strip().strip("-")][-_TRACEBACK_TAIL_LINES:]
+            last = f"{out.get('ename')}: {out.get('evalue')}"
+            if not tail or tail[-1].strip() != last.strip():
+                tail.append(last)
+            parts.append("\n".join(tail) + "\n")
+    if status in ("timeout", "dead"):
+        parts.append(f"{ename}: {evalue}\n")
+    return _bound("".join(parts), limit)
+
+
+def _bound(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    omitted = len(text) - limit
+    marker = f"\n... [{omitted} chars omitted] ...\n"
+    head = (limit * 2) // 5
+    return text[:head] + marker + text[len(text) - (limit - head) :]
+
+
+# -- verification ----------------------------------------------------------------------------
+
+
+def execute_notebook(
+    nb: nbformat.NotebookNode,
+    cwd: Path,
+    *,
+    cell_timeout: float = 600,
+    env: Mapping[str, str] | None = None,
+) -> tuple[VerificationResult, nbformat.NotebookNode]:
+    """Re-execute a copy of ``nb`` top to bottom in a fresh kernel; stop at the first failure.
+
+    Returns the verdict and the executed copy (outputs capped like a session's). Raises
+    KernelError when the kernel cannot start.
+    """
+    executed = copy.deepcopy(nb)
+    started = monotonic()
+    failing: int | None = None
+    error: str | None = None
+    with KernelSession(Path(cwd), cell_timeout=cell_timeout, env=env) as session:
+        for index, cell in enumerate(executed.cells):
+            if cell.cell_type != "code" or not cell.source.strip():
+                continue
+            if "skip-execution" in cell.get("metadata", {}).get("tags", []):
+                continue
+            outcome = session.run_cell(cell.source)
+            cell.outputs = [nbformat.from_dict(o) for o in outcome.outputs]
+            cell.execution_count = outcome.execution_count
+            if outcome.status != "ok":
+                failing = index
+                value = (outcome.error_value or "").split(";")[0]  # drop "it was restarted"
+                error = " ".join(f"{outcome.error_name}: {value}".split())
+                break
+    return (
+        VerificationResult(
+            status="passed" if failing is None else "failed",
+            first_failing_cell=failing,
+            error=error,
+            duration_ms=int((monotonic() - started) * 1000),
+        ),
+        executed,
+    )
