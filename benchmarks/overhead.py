@@ -1,0 +1,66 @@
+"""Orchestration overhead: `bcc run` wall time / re-executing its notebook with nbclient.
+
+Measured in one run on the penguins example (offline analyst):
+
+  A  `bcc run --no-verify`   the orchestrated run: agents, parsing, logs, checkpoints, cells
+  B  `bcc run`               the same plus the final verification (a second, full execution)
+  C  nbclient re-execution of the notebook A produced, in a fresh kernel
+
+Prints A/C (target <= 1.5) and B/C for reference.
+Usage: .venv/bin/python benchmarks/overhead.py [problem.md data.csv]
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed_run(problem: Path, data: Path, out: Path, *extra: str) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "notebook_bcc", "run", str(problem), str(data), "--out", str(out), "--quiet", *extra],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"bcc run failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return elapsed
+
+
+def reexecute(run_dir: Path) -> float:
+    nb = nbformat.read(run_dir / "notebook.ipynb", as_version=4)
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(run_dir)}})
+    start = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    example = ROOT / "examples" / "penguins"
+    problem = Path(args[0]) if args else example / "problem.md"
+    data = Path(args[1]) if len(args) > 1 else example / "penguins.csv"
+    with tempfile.TemporaryDirectory() as tmp:
+        a = timed_run(problem, data, Path(tmp) / "a", "--no-verify")
+        b = timed_run(problem, data, Path(tmp) / "b")
+        c = reexecute(Path(tmp) / "a")
+    print(f"bcc run --no-verify      A = {a:7.2f} s")
+    print(f"bcc run (with verify)    B = {b:7.2f} s")
+    print(f"nbclient re-execution    C = {c:7.2f} s")
+    print(f"overhead ratio A/C = {a / c:.2f}  (target <= 1.5)")
+    print(f"with verification B/C = {b / c:.2f}")
+
+
+if __name__ == "__main__":
+    main()
