@@ -393,6 +393,10 @@ class Runner:
                     asked, obs, repair=str(last_error) if last_error else None
                 )
             except LLMError as exc:
+                for _, status, detail in getattr(exc, "attempts", ()):
+                    log.add_attempt(
+                        self.agent.model, attempt, asked.system, asked.user, detail, status
+                    )
                 log.add_attempt(
                     self.agent.model, attempt, asked.system, asked.user, str(exc), "error"
                 )

@@ -151,7 +151,9 @@ class LLMAgent:
         try:
             response = retrying(call)
         except Exception as exc:
-            raise self._translate(exc, len(failures)) from None
+            error = self._translate(exc, len(failures))
+            error.attempts = tuple(failures)  # type: ignore[attr-defined] - for the transition log
+            raise error from None
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
         try:
