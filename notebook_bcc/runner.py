@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import fsm
-from .agents import Agent, make_agent
+from .agents import Agent, AgentReply, make_agent
 from .config import RunConfig
 from .errors import (
     BccError,
@@ -50,6 +50,8 @@ from .summary import build_summary, render_summary_md
 from .translog import TransitionLog
 
 __all__ = ["Runner", "RunResult"]
+
+PENDING_REPLY = "pending_reply.json"  # a validated reply whose transition is not yet committed
 
 EventHook = Callable[[dict[str, Any]], None]
 
@@ -159,6 +161,16 @@ class Runner:
         doc = NotebookDocument.load(
             (store.root / "notebook.ipynb").read_text(encoding="utf-8"), store_writer(store)
         )
+        uncommitted = [
+            i
+            for i, cell in enumerate(doc.nb.cells)
+            if cell.metadata.get("bcc", {}).get("seq", 0) > state.seq
+        ]
+        for i in reversed(uncommitted):  # cells of a transition the crash left unfinished
+            doc.remove(i)
+        store.append_event(
+            {"type": "resume", "seq": state.seq, "dropped_cells": len(uncommitted), "at": _now()}
+        )
         problem_text = (store.root / "problem.md").read_text(encoding="utf-8")
         runner = cls(
             config, store, state, doc, problem_text=problem_text, files=files, on_event=on_event
@@ -169,13 +181,9 @@ class Runner:
     # -- the loop -------------------------------------------------------------------------
     def run(self) -> RunResult:
         state = self.state
-        if state.fsm_state == "WORKFLOW_COMPLETED":
+        if state.fsm_state == "WORKFLOW_COMPLETED" and (self.store.root / "summary.json").exists():
             self.store.unlock()
-            summary = (
-                self.store.read_json("summary.json")
-                if (self.store.root / "summary.json").exists()
-                else {}
-            )
+            summary = self.store.read_json("summary.json")
             return RunResult(self.store.root, state.fsm_state, 0, "run already completed", summary)
         if state.fsm_state == "WORKFLOW_ABORTED" and state.resume_from:
             state.fsm_state, state.resume_from = state.resume_from, ""
@@ -387,11 +395,13 @@ class Runner:
         s = self.state
         attempts = 1 + (self.config.max_repairs if not self.config.is_offline else 0)
         asked, last_error = prompt, None
+        recorded = self._recorded_reply(row.event)
         for attempt in range(1, attempts + 1):
             try:
-                reply = self.agent.respond(
+                reply = recorded or self.agent.respond(
                     asked, obs, repair=str(last_error) if last_error else None
                 )
+                recorded = None
             except LLMError as exc:
                 for _, status, detail in getattr(exc, "attempts", ()):
                     log.add_attempt(
@@ -427,6 +437,15 @@ class Runner:
                 asked = with_repair(prompt, exc, row.root or "")
                 continue
             log.add_attempt(reply.model, attempt, asked.system, asked.user, reply.text, "ok")
+            self.store.write_json(
+                PENDING_REPLY,
+                {
+                    "seq": s.seq + 1,
+                    "event": row.event.value,
+                    "model": reply.model,
+                    "text": reply.text,
+                },
+            )
             return parsed
         self._write_partial_log(log, row.event)
         assert last_error is not None
@@ -434,6 +453,17 @@ class Runner:
             f"{row.agent} reply still invalid after {attempts} attempt(s): {last_error}",
             remedy="read the transition log in logs/ and fix the model or prompt; `bcc resume` retries",
         )
+
+    def _recorded_reply(self, event: Event) -> AgentReply | None:
+        """A reply received but not applied before a crash: reused, not paid for twice."""
+        path = self.store.root / PENDING_REPLY
+        if not path.exists():
+            return None
+        record = self.store.read_json(PENDING_REPLY)
+        if record.get("seq") != self.state.seq + 1 or record.get("event") != event.value:
+            return None
+        self.store.append_event({"type": "reply_reused", "seq": record["seq"], "at": _now()})
+        return AgentReply(text=record["text"], model=record["model"])
 
     def _write_partial_log(self, log: TransitionLog, event: Event) -> None:
         """Keep the attempts of a transition that never completed (logs/NNNN_EVENT.failed.xml)."""
@@ -486,6 +516,7 @@ class Runner:
                 {"type": "guard", "seq": s.seq, "guard": name, "effect": effect, "reason": reason}
             )
         self.store.write_json("state.json", s.to_json())
+        (self.store.root / PENDING_REPLY).unlink(missing_ok=True)
         self.on_event({**record, "path": s.path, "state": s.fsm_state})
 
     def _terminal(self, event: Event, reason: str) -> None:
