@@ -54,22 +54,6 @@ def _fail(exc: BaseException, debug: bool) -> None:
     raise typer.Exit(1)
 
 
-def _printer(quiet: bool, as_json: bool):  # -> EventHook
-    def show(record: dict[str, Any]) -> None:
-        if as_json:
-            sys.stdout.write(json.dumps(record, default=str) + "\n")
-            sys.stdout.flush()
-        elif not quiet:
-            forced = " (forced)" if record.get("forced") else ""
-            typer.echo(
-                f"[{record['seq']:>4}] {record['event']:<15} {record['from']} -> {record['to']}"
-                f"{forced}  {record.get('path') or ''}  {record['duration_ms'] / 1000:.1f}s",
-                err=True,
-            )
-
-    return show
-
-
 def _report(result: Any, as_json: bool) -> None:
     if as_json:
         final = {
@@ -89,9 +73,12 @@ def _report(result: Any, as_json: bool) -> None:
 
 
 def _run(make: Any, quiet: bool, as_json: bool, debug: bool) -> None:
+    from .progress import ProgressView
+
     try:
-        runner = make(_printer(quiet, as_json))
-        result = runner.run()
+        with ProgressView(quiet=quiet, as_json=as_json) as view:
+            runner = make(view)
+            result = runner.run()
     except (typer.Exit, SystemExit):
         raise
     except BaseException as exc:  # noqa: BLE001 - translated at the edge

@@ -517,7 +517,27 @@ class Runner:
             )
         self.store.write_json("state.json", s.to_json())
         (self.store.root / PENDING_REPLY).unlink(missing_ok=True)
-        self.on_event({**record, "path": s.path, "state": s.fsm_state})
+        last_cell = s.last_execution[-1]["status"] if s.last_execution else None
+        self.on_event(
+            {
+                **record,
+                "path": s.path,
+                "plan": [
+                    {
+                        "id": st.id,
+                        "title": st.title,
+                        "status": st.status,
+                        "steps": [[t.id, t.status] for t in st.steps],
+                    }
+                    for st in s.stages
+                ],
+                "llm_calls": s.counters.llm_calls,
+                "cost_usd": s.usage.cost_usd,
+                "cells": s.counters.cells,
+                "last_cell": last_cell,
+                "elapsed_s": s.elapsed_s,
+            }
+        )
 
     def _terminal(self, event: Event, reason: str) -> None:
         """Fire FAIL or ABORT from the current state and checkpoint."""
