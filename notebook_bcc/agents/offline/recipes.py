@@ -1,0 +1,260 @@
+"""Code recipes for the offline analyst: pure text generation, no data access.
+
+Each recipe takes a :class:`RecipeContext` and returns notebook cells (markdown explaining
+what follows, then the code). The code runs in the run's Jupyter kernel, where the parameters
+cell has defined ``user_submit_files``. Recipes build on the variables of earlier recipes in
+:func:`behavior_sequence` order. ``variant >= 1`` yields a simpler, more defensive version of
+the same step (same output variables) for use after a failed attempt.
+
+Integrity and cleaning live in :mod:`recipes_data`, EDA and the summary in :mod:`recipes_eda`,
+modelling in :mod:`recipes_model`; they return (markdown, code template) pairs wrapped here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from notebook_bcc.agents.offline import recipes_data, recipes_eda, recipes_model
+
+
+@dataclass(frozen=True)
+class Cell:
+    kind: str  # "text" (markdown) | "code"
+    content: str
+
+
+@dataclass(frozen=True)
+class RecipeContext:
+    target: str | None
+    task: str  # "classification" | "regression" | "eda"
+    seed: int = 42
+    variant: int = 0
+
+
+def fill(template: str, ctx: RecipeContext) -> str:
+    """Substitute the context placeholders of a code template (values as Python literals)."""
+    return (
+        template.replace("__TARGET__", repr(ctx.target))
+        .replace("__TASK__", repr(ctx.task))
+        .replace("__SEED__", str(int(ctx.seed)))
+        .strip()
+        + "\n"
+    )
+
+
+def pair(text: str, code: str, ctx: RecipeContext) -> tuple[Cell, Cell]:
+    return Cell("text", text.strip()), Cell("code", fill(code, ctx))
+
+
+def _wrap(
+    build: Callable[[RecipeContext], Sequence[tuple[str, str]]],
+) -> Callable[[RecipeContext], tuple[Cell, ...]]:
+    """Turn a (markdown, code template) builder from a helper module into a recipe."""
+
+    def recipe(ctx: RecipeContext) -> tuple[Cell, ...]:
+        cells: list[Cell] = []
+        for text, code in build(ctx):
+            cells.extend(pair(text, code, ctx))
+        return tuple(cells)
+
+    recipe.__name__ = build.__name__
+    recipe.__doc__ = build.__doc__
+    return recipe
+
+
+# --------------------------------------------------------------------------- load_data
+
+LOAD_V0 = r"""
+import csv
+import io
+import json
+import os
+import re
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+warnings.simplefilter("ignore", FutureWarning)
+pd.set_option("display.width", 120)
+pd.set_option("display.max_columns", 30)
+os.makedirs("outputs", exist_ok=True)
+
+data_path = str(user_submit_files[0])
+data_ext = os.path.splitext(data_path)[1].lower()
+load_info = {"path": data_path, "encoding": None, "separator": None}
+
+
+def _bcc_read_delimited(path):
+    problems = []
+    for encoding in ("utf-8-sig", "latin-1"):
+        try:
+            with open(path, encoding=encoding, newline="") as handle:
+                sample = handle.read(200_000)
+            if len(sample) == 200_000:
+                sample = sample[: max(sample.rfind("\n"), sample.rfind("\r")) + 1] or sample
+            scores = {}
+            for sep in ["\t"] if data_ext == ".tsv" else [",", "\t", ";", "|"]:
+                if sep in sample:
+                    try:
+                        probe = pd.read_csv(io.StringIO(sample), sep=sep, nrows=200, skipinitialspace=True)
+                        scores[sep] = probe.shape[1]
+                    except (pd.errors.ParserError, ValueError, csv.Error):
+                        continue
+            sep = max(scores, key=scores.get) if scores else ","
+            try:
+                frame = pd.read_csv(path, sep=sep, encoding=encoding, skipinitialspace=True, low_memory=False)
+            except pd.errors.ParserError as exc:
+                print(f"Malformed lines ({exc}); re-reading with the python engine, skipping bad lines.")
+                frame = pd.read_csv(path, sep=sep, encoding=encoding, skipinitialspace=True,
+                                    engine="python", on_bad_lines="skip")
+            load_info.update(encoding=encoding, separator=sep)
+            return frame
+        except UnicodeDecodeError as exc:
+            problems.append(f"{encoding}: {exc}")
+    raise ValueError(f"Could not decode {path}: {problems}")
+
+
+if data_ext in (".parquet", ".pq"):
+    raw_dataset = pd.read_parquet(data_path)
+elif data_ext in (".xlsx", ".xlsm", ".xls"):
+    raw_dataset = pd.read_excel(data_path)
+elif data_ext == ".json":
+    raw_dataset = pd.read_json(data_path)
+else:
+    raw_dataset = _bcc_read_delimited(data_path)
+
+# Header cleaning: collapse whitespace/newlines, drop fully empty "Unnamed: N" columns,
+# name a leading unnamed index column, keep names unique.
+headers, seen = [], set()
+for position, name in enumerate(raw_dataset.columns):
+    text = re.sub(r"\s+", " ", str(name).replace("\ufeff", "")).strip() or f"column_{position}"
+    base, k = text, 1
+    while text in seen:
+        k += 1
+        text = f"{base}_{k}"
+    seen.add(text)
+    headers.append(text)
+raw_dataset.columns = headers
+empty_unnamed = [c for c in raw_dataset.columns if c.startswith("Unnamed:") and raw_dataset[c].isna().all()]
+raw_dataset = raw_dataset.drop(columns=empty_unnamed)
+if len(raw_dataset.columns) and raw_dataset.columns[0].startswith("Unnamed:") and "index" not in raw_dataset.columns:
+    raw_dataset = raw_dataset.rename(columns={raw_dataset.columns[0]: "index"})
+
+data_profile = {
+    "n_rows": int(raw_dataset.shape[0]),
+    "n_cols": int(raw_dataset.shape[1]),
+    "columns": {str(c): str(t) for c, t in list(raw_dataset.dtypes.items())[:200]},
+}
+print(f"Loaded {data_path}: {raw_dataset.shape[0]} rows x {raw_dataset.shape[1]} columns "
+      f"(encoding={load_info['encoding']}, separator={load_info['separator']!r})")
+if empty_unnamed:
+    print(f"Dropped empty unnamed columns: {empty_unnamed}")
+print("dtype counts:", raw_dataset.dtypes.astype(str).value_counts().to_dict())
+print(raw_dataset.iloc[:5, :12].to_string(max_colwidth=30))
+if raw_dataset.shape[1] > 12:
+    print(f"... {raw_dataset.shape[1] - 12} more columns: {list(raw_dataset.columns[12:])}")
+"""
+
+LOAD_V1 = r"""
+import json
+import os
+import re
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+warnings.simplefilter("ignore")
+os.makedirs("outputs", exist_ok=True)
+data_path = str(user_submit_files[0])
+data_ext = os.path.splitext(data_path)[1].lower()
+load_info = {"path": data_path, "encoding": "latin-1", "separator": "sniffed"}
+if data_ext in (".parquet", ".pq"):
+    raw_dataset = pd.read_parquet(data_path)
+elif data_ext in (".xlsx", ".xlsm", ".xls"):
+    raw_dataset = pd.read_excel(data_path)
+else:
+    # Several lenient readings (python engine, bad lines skipped); keep the widest table.
+    _readings = {}
+    for sep in (None, ",", "\t", ";", "|"):
+        try:
+            _readings[sep] = pd.read_csv(data_path, sep=sep, engine="python", on_bad_lines="skip",
+                                         encoding="latin-1", skipinitialspace=True)
+        except Exception as exc:
+            print(f"separator {sep!r}: {exc}")
+    _best = max(_readings, key=lambda k: (len(_readings[k]) > 0, _readings[k].shape[1], len(_readings[k])))
+    raw_dataset = _readings[_best]
+    load_info["separator"] = "sniffed" if _best is None else _best
+    del _readings
+
+names = [re.sub(r"\s+", " ", str(c).replace("ï»¿", "").replace("\ufeff", "")).strip() for c in raw_dataset.columns]
+names = [n or f"column_{i}" for i, n in enumerate(names)]
+names = [n if names.index(n) == i else f"{n}_{i}" for i, n in enumerate(names)]
+raw_dataset.columns = names
+raw_dataset = raw_dataset.drop(columns=[c for c in names if c.startswith("Unnamed:") and raw_dataset[c].isna().all()])
+if len(raw_dataset.columns) and raw_dataset.columns[0].startswith("Unnamed:") and "index" not in raw_dataset.columns:
+    raw_dataset = raw_dataset.rename(columns={raw_dataset.columns[0]: "index"})
+data_profile = {
+    "n_rows": int(len(raw_dataset)),
+    "n_cols": int(raw_dataset.shape[1]),
+    "columns": {str(c): str(t) for c, t in list(raw_dataset.dtypes.items())[:200]},
+}
+print(f"Loaded {data_path}: {raw_dataset.shape[0]} rows x {raw_dataset.shape[1]} columns (latin-1, defensive read)")
+print(raw_dataset.dtypes.astype(str).value_counts().to_dict())
+print(raw_dataset.iloc[:5, :12].to_string(max_colwidth=30))
+"""
+
+
+def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
+    """Read the first submitted file into ``raw_dataset`` and profile it (``data_profile``)."""
+    if ctx.variant:
+        return pair(
+            "Load the data file defensively: the Python parser sniffs the delimiter, decodes as "
+            "latin-1 (which never fails), and skips malformed lines. Header names are cleaned.",
+            LOAD_V1,
+            ctx,
+        )
+    return pair(
+        "Load the first submitted data file into `raw_dataset`. The reader picks the format from "
+        "the extension; for text tables it tries UTF-8 (with BOM) then latin-1, chooses the "
+        "delimiter (comma, tab, semicolon, pipe) that yields the most columns, and cleans the "
+        "header names (whitespace and line breaks, empty `Unnamed` columns). `data_profile` "
+        "keeps a small summary of the shape and column types.",
+        LOAD_V0,
+        ctx,
+    )
+
+
+MODEL_BEHAVIORS = ("model_selection", "holdout_evaluation", "stability_check")
+FULL_SEQUENCE = (
+    "load_data",
+    "integrity_checks",
+    "clean_data",
+    "univariate_eda",
+    "relationship_eda",
+    *MODEL_BEHAVIORS,
+    "final_summary",
+)
+
+RECIPES: dict[str, Callable[[RecipeContext], tuple[Cell, ...]]] = {
+    "load_data": load_data,
+    "integrity_checks": _wrap(recipes_data.integrity_checks),
+    "clean_data": _wrap(recipes_data.clean_data),
+    "univariate_eda": _wrap(recipes_eda.univariate_eda),
+    "relationship_eda": _wrap(recipes_eda.relationship_eda),
+    "model_selection": _wrap(recipes_model.model_selection),
+    "holdout_evaluation": _wrap(recipes_model.holdout_evaluation),
+    "stability_check": _wrap(recipes_model.stability_check),
+    "final_summary": _wrap(recipes_eda.final_summary),
+}
+
+
+def behavior_sequence(task: str) -> tuple[str, ...]:
+    """Recipe keys in execution order; EDA-only problems skip the modelling behaviors."""
+    if task in ("classification", "regression"):
+        return FULL_SEQUENCE
+    return tuple(k for k in FULL_SEQUENCE if k not in MODEL_BEHAVIORS)

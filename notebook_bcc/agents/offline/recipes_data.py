@@ -1,0 +1,383 @@
+"""Data-stage code recipes: integrity checks and cleaning, plus shared code snippets.
+
+Builders return ``(markdown, code template)`` pairs; :mod:`recipes` fills the ``__TARGET__``,
+``__TASK__`` and ``__SEED__`` placeholders and wraps them into cells. Pure text: nothing here
+touches the data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from notebook_bcc.agents.offline.recipes import RecipeContext
+
+Pairs = list[tuple[str, str]]
+
+# Resolves TARGET against a frame's columns, tolerating case/space/punctuation differences.
+TARGET_SNIPPET = r"""
+TARGET = __TARGET__
+TASK = __TASK__
+SEED = __SEED__
+if TARGET is not None and TARGET not in FRAME.columns:
+    _key = re.sub(r"[^0-9a-z]", "", str(TARGET).lower())
+    TARGET = next((c for c in FRAME.columns if re.sub(r"[^0-9a-z]", "", str(c).lower()) == _key), TARGET)
+"""
+
+
+# Column-type helpers shared by the integrity and cleaning cells (variant 0).
+HELPERS = r"""
+def _bcc_text_columns(frame):
+    return [c for c in frame.columns if frame[c].dtype == object or isinstance(frame[c].dtype, pd.StringDtype)]
+
+
+def _bcc_to_number(series):
+    text = series.astype("string").str.strip().str.replace(r"[\s\u00a0$€£¥%]", "", regex=True)
+    # "1,234.5" (thousands comma) versus "1.234,5" / "12,5" (decimal comma)
+    us_style = text.str.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?|-?\d*\.\d+").sum()
+    eu_style = text.str.fullmatch(r"-?\d{1,3}(\.\d{3})+(,\d+)?|-?\d*,\d{1,2}").sum()
+    if eu_style > us_style:
+        text = text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
+    else:
+        text = text.str.replace(",", "", regex=False)
+    return pd.to_numeric(text, errors="coerce").astype("float64")
+
+
+def _bcc_parse_dates(series):
+    text = series.astype("string").str.strip()
+    wanted = int(text.notna().sum())
+    best = None
+    for options in ({}, {"dayfirst": True}, {"format": "mixed"}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                parsed = pd.to_datetime(text, errors="coerce", **options)
+            except (ValueError, TypeError, OverflowError):
+                continue
+        if best is None or parsed.notna().sum() > best.notna().sum():
+            best = parsed
+        if best.notna().sum() == wanted:
+            break
+    if best is None or best.notna().sum() < 0.9 * wanted:
+        pattern = r"(\d{4}-[A-Za-z0-9]{1,3}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?)"
+        extracted = text.str.extract(pattern, expand=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                parsed = pd.to_datetime(extracted, errors="coerce", format="mixed")
+                if best is None or parsed.notna().sum() > best.notna().sum():
+                    best = parsed
+            except (ValueError, TypeError, OverflowError):
+                pass
+    return best
+"""
+
+
+# ---------------------------------------------------------------------- integrity_checks
+
+INTEGRITY_V0 = (
+    r"""
+import re
+import warnings
+"""
+    + HELPERS
+    + TARGET_SNIPPET.replace("FRAME", "raw_dataset")
+    + r"""
+_df = raw_dataset
+_n = len(_df)
+_text_cols = _bcc_text_columns(_df)
+_id_hint = re.compile(r"(^|[^a-z])(id|ids|key|uuid|guid|index|idx|no|num|number|name|code)([^a-z]|$)")
+
+numeric_text_columns, date_like_columns, id_like_columns = [], [], []
+for c in _text_cols:
+    s = _df[c].dropna()
+    if len(s) == 0:
+        continue
+    if _bcc_to_number(s).notna().mean() >= 0.9:
+        numeric_text_columns.append(c)
+        continue
+    sample = s.astype(str).drop_duplicates().head(300)
+    if sample.str.contains(r"\d").mean() >= 0.9:
+        parsed = _bcc_parse_dates(sample)
+        if parsed is not None and parsed.notna().mean() >= 0.9:
+            date_like_columns.append(c)
+for c in _df.columns:
+    if pd.api.types.is_datetime64_any_dtype(_df[c]) and c not in date_like_columns:
+        date_like_columns.append(c)
+
+for c in _df.columns:
+    s = _df[c].dropna()
+    if c == TARGET or c in date_like_columns or c in numeric_text_columns or len(s) < 2:
+        continue
+    is_text = c in _text_cols
+    is_integral = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s) and bool((s % 1 == 0).all())
+    if not (is_text or is_integral):
+        continue
+    unique_ratio = s.nunique() / len(s)
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(c)).lower()
+    consecutive = is_integral and unique_ratio == 1 and len(s) >= 20 and float(s.max() - s.min()) == len(s) - 1
+    if (_id_hint.search(spaced) and unique_ratio >= 0.9) or (is_text and unique_ratio == 1 and len(s) >= 20) or consecutive:
+        id_like_columns.append(c)
+
+_missing = _df.isna().sum()
+_unique = _df.nunique(dropna=False)
+integrity_report = {
+    "n_rows": int(_n),
+    "n_cols": int(_df.shape[1]),
+    "missing": {str(c): int(v) for c, v in _missing.items() if v > 0},
+    "duplicate_rows": int(_df.duplicated().sum()),
+    "empty_columns": [str(c) for c in _df.columns if _missing[c] == _n],
+    "constant_columns": [str(c) for c in _df.columns if _unique[c] <= 1],
+    "id_like_columns": [str(c) for c in id_like_columns],
+    "numeric_text_columns": [str(c) for c in numeric_text_columns],
+    "date_like_columns": [str(c) for c in date_like_columns],
+}
+if TARGET is not None:
+    if TARGET not in _df.columns:
+        raise KeyError(f"Target column {TARGET!r} not found; columns are {list(_df.columns)}")
+    integrity_report["target"] = str(TARGET)
+    integrity_report["target_missing"] = int(_df[TARGET].isna().sum())
+
+_flags = {
+    "id": id_like_columns, "numeric-text": numeric_text_columns, "date": date_like_columns,
+    "constant": integrity_report["constant_columns"], "target": [TARGET],
+}
+_table = pd.DataFrame({
+    "dtype": _df.dtypes.astype(str),
+    "missing": _missing,
+    "missing_%": (100 * _missing / max(_n, 1)).round(1),
+    "unique": _df.nunique(),
+    "flags": [", ".join(k for k, v in _flags.items() if c in v) for c in _df.columns],
+})
+print(f"{_n} rows x {_df.shape[1]} columns; duplicate rows: {integrity_report['duplicate_rows']}")
+print(_table.head(60).to_string())
+if _df.shape[1] > 60:
+    print(f"... {_df.shape[1] - 60} more columns")
+for key in ("id_like_columns", "numeric_text_columns", "date_like_columns", "constant_columns", "empty_columns"):
+    if integrity_report[key]:
+        print(f"{key}: {integrity_report[key]}")
+if TARGET is not None:
+    print(f"target {TARGET!r}: {integrity_report['target_missing']} missing values")
+"""
+)
+
+INTEGRITY_V1 = (
+    r"""
+import re
+"""
+    + TARGET_SNIPPET.replace("FRAME", "raw_dataset")
+    + r"""
+_df = raw_dataset
+numeric_text_columns, date_like_columns, id_like_columns = [], [], []
+for c in _df.columns:
+    s = _df[c].dropna()
+    if len(s) == 0 or pd.api.types.is_numeric_dtype(s):
+        continue
+    try:
+        as_text = s.astype(str)
+        cleaned = as_text.str.replace(r"[^0-9eE+\-.]", "", regex=True)
+        if pd.to_numeric(cleaned, errors="coerce").notna().mean() >= 0.95 and as_text.str.contains(r"\d").all():
+            numeric_text_columns.append(c)
+        elif re.search(r"date|time|day", str(c), re.I) and pd.to_datetime(as_text.head(200), errors="coerce", format="mixed").notna().mean() >= 0.9:
+            date_like_columns.append(c)
+        elif s.nunique() == len(s) and len(s) >= 20 and c != TARGET:
+            id_like_columns.append(c)
+    except Exception as exc:
+        print(f"skipped checks for {c!r}: {exc}")
+for c in _df.columns:
+    if c != TARGET and c not in id_like_columns and re.search(r"(^|[^a-z])id([^a-z]|$)", str(c).lower()):
+        if _df[c].nunique() >= 0.9 * max(_df[c].notna().sum(), 1):
+            id_like_columns.append(c)
+integrity_report = {
+    "n_rows": int(len(_df)),
+    "n_cols": int(_df.shape[1]),
+    "missing": {str(c): int(v) for c, v in _df.isna().sum().items() if v > 0},
+    "duplicate_rows": int(_df.astype(str).duplicated().sum()),
+    "empty_columns": [str(c) for c in _df.columns if _df[c].isna().all()],
+    "constant_columns": [str(c) for c in _df.columns if _df[c].astype(str).nunique() <= 1],
+    "id_like_columns": [str(c) for c in id_like_columns],
+    "numeric_text_columns": [str(c) for c in numeric_text_columns],
+    "date_like_columns": [str(c) for c in date_like_columns],
+}
+if TARGET is not None:
+    integrity_report["target"] = str(TARGET)
+    integrity_report["target_missing"] = int(_df[TARGET].isna().sum())
+for key, value in integrity_report.items():
+    print(f"{key}: {value}")
+"""
+)
+
+
+def integrity_checks(ctx: RecipeContext) -> Pairs:
+    target = f" and the target `{ctx.target}`" if ctx.target else ""
+    if ctx.variant:
+        return [
+            (
+                "Check data integrity with simple, per-column guarded tests: missing values, "
+                f"duplicates, constant and ID-like columns, numbers or dates stored as text{target}.",
+                INTEGRITY_V1,
+            )
+        ]
+    return [
+        (
+            "Check the integrity of `raw_dataset` before touching it: missing values per column, "
+            "exact duplicate rows, constant columns, ID-like columns (unique keys that carry no "
+            "signal), text columns that actually hold numbers (currency, percent, thousands "
+            f"separators) or dates{target}. The findings go into `integrity_report`.",
+            INTEGRITY_V0,
+        )
+    ]
+
+
+# ---------------------------------------------------------------------------- clean_data
+
+CLEAN_V0 = (
+    r"""
+import re
+import warnings
+"""
+    + HELPERS
+    + TARGET_SNIPPET.replace("FRAME", "raw_dataset")
+    + r"""
+clean_dataset = raw_dataset.copy()
+cleaning_log = []
+_start_shape = clean_dataset.shape
+
+
+def _bcc_strip(value):
+    if isinstance(value, str):
+        value = value.strip()
+        return value if value else np.nan
+    return value
+
+
+_changed = 0
+for c in _bcc_text_columns(clean_dataset):
+    before = clean_dataset[c]
+    after = before.map(_bcc_strip)
+    _changed += int((before.notna() & (before.astype("string") != after.astype("string"))).fillna(True).sum())
+    clean_dataset[c] = after
+if _changed:
+    cleaning_log.append(f"stripped surrounding whitespace / blanked empty strings in {_changed} cells")
+
+_empty_rows = clean_dataset.isna().all(axis=1)
+if _empty_rows.any():
+    clean_dataset = clean_dataset.loc[~_empty_rows]
+    cleaning_log.append(f"dropped {int(_empty_rows.sum())} fully empty rows")
+
+_converted, _lost = [], 0
+for c in integrity_report.get("numeric_text_columns", []):
+    if c in clean_dataset.columns:
+        converted = _bcc_to_number(clean_dataset[c])
+        _lost += int(clean_dataset[c].notna().sum() - converted.notna().sum())
+        clean_dataset[c] = converted
+        _converted.append(c)
+if _converted:
+    cleaning_log.append(
+        f"converted {len(_converted)} text columns to numbers ({_lost} unparseable values set to NaN): {_converted}"
+    )
+
+for c in integrity_report.get("date_like_columns", []):
+    if c in clean_dataset.columns and not pd.api.types.is_datetime64_any_dtype(clean_dataset[c]):
+        parsed = _bcc_parse_dates(clean_dataset[c])
+        if parsed is not None and parsed.notna().sum() >= 0.9 * clean_dataset[c].notna().sum():
+            clean_dataset[c] = parsed
+            cleaning_log.append(f"parsed {c!r} as datetime ({int(parsed.isna().sum())} missing)")
+
+_numeric = [c for c in clean_dataset.columns if pd.api.types.is_float_dtype(clean_dataset[c])]
+_inf = int(np.isinf(clean_dataset[_numeric].to_numpy(dtype=float)).sum()) if _numeric else 0
+if _inf:
+    clean_dataset[_numeric] = clean_dataset[_numeric].replace([np.inf, -np.inf], np.nan)
+    cleaning_log.append(f"replaced {_inf} infinite values with NaN")
+
+_drop = [c for c in clean_dataset.columns if c != TARGET and clean_dataset[c].nunique(dropna=False) <= 1]
+if _drop:
+    clean_dataset = clean_dataset.drop(columns=_drop)
+    cleaning_log.append(f"dropped empty/constant columns: {_drop}")
+
+_dups = int(clean_dataset.duplicated().sum())
+if _dups:
+    clean_dataset = clean_dataset.drop_duplicates()
+    cleaning_log.append(f"dropped {_dups} exact duplicate rows")
+
+if TARGET is not None:
+    if TASK == "regression" and not pd.api.types.is_numeric_dtype(clean_dataset[TARGET]):
+        clean_dataset[TARGET] = _bcc_to_number(clean_dataset[TARGET])
+        cleaning_log.append(f"coerced target {TARGET!r} to numbers")
+    _no_target = clean_dataset[TARGET].isna()
+    if _no_target.any():
+        clean_dataset = clean_dataset.loc[~_no_target]
+        cleaning_log.append(f"dropped {int(_no_target.sum())} rows with missing target {TARGET!r}")
+
+clean_dataset = clean_dataset.reset_index(drop=True)
+if not cleaning_log:
+    cleaning_log.append("no cleaning needed")
+print(f"shape {_start_shape} -> {clean_dataset.shape}")
+for line in cleaning_log:
+    print(" -", line)
+print("dtype counts:", clean_dataset.dtypes.astype(str).value_counts().to_dict())
+"""
+)
+
+CLEAN_V1 = (
+    TARGET_SNIPPET.replace("FRAME", "raw_dataset")
+    + r"""
+clean_dataset = raw_dataset.copy()
+cleaning_log = []
+for c in integrity_report.get("numeric_text_columns", []):
+    try:
+        cleaned = clean_dataset[c].astype(str).str.replace(r"[^0-9eE+\-.]", "", regex=True)
+        clean_dataset[c] = pd.to_numeric(cleaned, errors="coerce")
+        cleaning_log.append(f"converted {c!r} to numbers")
+    except Exception as exc:
+        cleaning_log.append(f"left {c!r} as text ({exc})")
+for c in integrity_report.get("date_like_columns", []):
+    try:
+        clean_dataset[c] = pd.to_datetime(clean_dataset[c], errors="coerce", format="mixed")
+        cleaning_log.append(f"parsed {c!r} as datetime")
+    except Exception as exc:
+        cleaning_log.append(f"left {c!r} unparsed ({exc})")
+_drop = [c for c in clean_dataset.columns if c != TARGET and clean_dataset[c].astype(str).nunique() <= 1]
+clean_dataset = clean_dataset.drop(columns=_drop)
+if _drop:
+    cleaning_log.append(f"dropped constant/empty columns {_drop}")
+_n = len(clean_dataset)
+clean_dataset = clean_dataset.drop_duplicates()
+cleaning_log.append(f"dropped {_n - len(clean_dataset)} duplicate rows")
+if TARGET is not None:
+    if TASK == "regression":
+        clean_dataset[TARGET] = pd.to_numeric(clean_dataset[TARGET], errors="coerce")
+    _n = len(clean_dataset)
+    clean_dataset = clean_dataset.dropna(subset=[TARGET])
+    cleaning_log.append(f"dropped {_n - len(clean_dataset)} rows without target")
+clean_dataset = clean_dataset.reset_index(drop=True)
+print(clean_dataset.shape)
+print("\n".join(cleaning_log))
+"""
+)
+
+
+def clean_data(ctx: RecipeContext) -> Pairs:
+    target = (
+        f" Rows whose target `{ctx.target}` is missing are dropped; the target is never dropped."
+        if ctx.target
+        else ""
+    )
+    if ctx.variant:
+        return [
+            (
+                "Clean the data with simple guarded conversions: numbers stored as text, dates, "
+                "constant columns and duplicate rows." + target,
+                CLEAN_V1,
+            )
+        ]
+    return [
+        (
+            "Clean `raw_dataset` into `clean_dataset`, acting on the integrity findings: strip "
+            "stray whitespace, convert text columns holding numbers (currency and percent signs, "
+            "thousands separators; a percentage keeps its number), parse date columns, drop empty "
+            "or constant columns and exact duplicate rows." + target + " Every action is recorded "
+            "in `cleaning_log`.",
+            CLEAN_V0,
+        )
+    ]

@@ -1,0 +1,480 @@
+"""EDA code recipes (univariate and relationship views) and the final summary.
+
+Builders return ``(markdown, code template)`` pairs; :mod:`recipes` fills the ``__TARGET__``,
+``__TASK__`` and ``__SEED__`` placeholders and wraps them into cells. Pure text: nothing here
+touches the data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from notebook_bcc.agents.offline.recipes_data import TARGET_SNIPPET
+
+if TYPE_CHECKING:
+    from notebook_bcc.agents.offline.recipes import RecipeContext
+
+Pairs = list[tuple[str, str]]
+
+# Column groups used by the EDA cells (variant 0).
+COLUMN_GROUPS = r"""
+_report = globals().get("integrity_report") or {}
+_id_cols = set(_report.get("id_like_columns", []))
+numeric_cols = [
+    c for c in clean_dataset.columns
+    if pd.api.types.is_numeric_dtype(clean_dataset[c]) and not pd.api.types.is_bool_dtype(clean_dataset[c])
+]
+date_cols = [c for c in clean_dataset.columns if pd.api.types.is_datetime64_any_dtype(clean_dataset[c])]
+category_cols = [c for c in clean_dataset.columns if c not in numeric_cols and c not in date_cols]
+"""
+
+# --------------------------------------------------------------------------- univariate
+
+UNIVARIATE_V0 = (
+    r"""
+import math
+import re
+"""
+    + TARGET_SNIPPET.replace("FRAME", "clean_dataset")
+    + COLUMN_GROUPS
+    + r"""
+if numeric_cols:
+    numeric_summary = clean_dataset[numeric_cols].describe().T
+    numeric_summary["missing"] = clean_dataset[numeric_cols].isna().sum()
+    numeric_summary["skew"] = clean_dataset[numeric_cols].skew()
+    print(f"Numeric summary ({len(numeric_cols)} columns):")
+    print(numeric_summary.round(3).head(40).to_string())
+else:
+    numeric_summary = pd.DataFrame()
+    print("No numeric columns.")
+
+_plot_cols = [c for c in numeric_cols if c not in _id_cols and clean_dataset[c].nunique() > 1]
+if TARGET in _plot_cols:
+    _plot_cols = [TARGET] + [c for c in _plot_cols if c != TARGET]
+_plot_cols = _plot_cols[:12]
+if _plot_cols:
+    _ncols = min(4, len(_plot_cols))
+    _nrows = math.ceil(len(_plot_cols) / _ncols)
+    fig, axes = plt.subplots(_nrows, _ncols, figsize=(3.6 * _ncols, 2.8 * _nrows), squeeze=False)
+    for ax, c in zip(axes.flat, _plot_cols):
+        values = clean_dataset[c].dropna().astype(float)
+        ax.hist(values, bins=int(min(30, max(5, values.nunique()))), color="#4C72B0", edgecolor="white")
+        ax.set_title(str(c)[:32], fontsize=9)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(_plot_cols):]:
+        ax.set_visible(False)
+    fig.suptitle("Distributions of numeric columns", y=1.01)
+    fig.tight_layout()
+    fig.savefig("outputs/distributions.png", dpi=100, bbox_inches="tight")
+    plt.show()
+    plt.close(fig)
+
+_skewed = [c for c in _plot_cols if abs(float(numeric_summary.loc[c, "skew"] or 0)) > 1]
+if _skewed:
+    print("Strongly skewed (|skew| > 1):", _skewed)
+_sparse = {c: round(100 * float(v) / max(len(clean_dataset), 1), 1) for c, v in clean_dataset.isna().sum().items() if v > 0.2 * len(clean_dataset)}
+if _sparse:
+    print("Columns with > 20% missing (%):", _sparse)
+
+_cat_show = [c for c in category_cols if 2 <= clean_dataset[c].nunique() <= 30]
+if TARGET in _cat_show:
+    _cat_show = [TARGET] + [c for c in _cat_show if c != TARGET]
+for c in _cat_show[:6]:
+    counts = clean_dataset[c].value_counts(dropna=False)
+    share = (100 * counts / counts.sum()).round(1)
+    print(f"\n{c} ({clean_dataset[c].nunique()} levels):")
+    print(pd.DataFrame({"count": counts, "%": share}).head(8).to_string())
+"""
+)
+
+UNIVARIATE_V1 = r"""
+_num = clean_dataset.select_dtypes(include="number")
+numeric_summary = _num.describe().T if _num.shape[1] else pd.DataFrame()
+print(numeric_summary.round(3).head(40).to_string() if len(numeric_summary) else "No numeric columns.")
+fig = plt.figure(figsize=(12, 8))
+try:
+    _cols = [c for c in _num.columns if _num[c].nunique() > 1][:12]
+    if not _cols:
+        raise ValueError("no non-constant numeric columns")
+    for i, c in enumerate(_cols, start=1):
+        ax = fig.add_subplot(3, 4, i)
+        ax.hist(_num[c].dropna().to_numpy(dtype=float), bins=20)
+        ax.set_title(str(c)[:30], fontsize=8)
+    fig.tight_layout()
+except Exception as exc:
+    fig.clf()
+    fig.text(0.1, 0.5, f"Histograms unavailable: {exc}")
+    print(f"Histograms unavailable: {exc}")
+fig.savefig("outputs/distributions.png", dpi=100, bbox_inches="tight")
+plt.show()
+plt.close(fig)
+for c in [c for c in clean_dataset.columns if c not in _num.columns][:6]:
+    try:
+        if clean_dataset[c].nunique() <= 30:
+            print(f"\n{c}:\n{clean_dataset[c].astype(str).value_counts().head(8).to_string()}")
+    except Exception as exc:
+        print(f"{c}: {exc}")
+"""
+
+
+def univariate_eda(ctx: RecipeContext) -> Pairs:
+    """Summary statistics, histograms and category counts."""
+    if ctx.variant:
+        return [
+            (
+                "Summarise each numeric column and draw histograms with a simple, guarded "
+                "plotting loop (the figure file is written even if plotting fails).",
+                UNIVARIATE_V1,
+            )
+        ]
+    return [
+        (
+            "Look at each variable on its own: `numeric_summary` holds `describe()` statistics "
+            "plus missing counts and skewness; histograms of up to 12 numeric columns are saved "
+            "to `outputs/distributions.png`; categorical columns with at most 30 levels show "
+            "their most frequent values.",
+            UNIVARIATE_V0,
+        )
+    ]
+
+
+# ------------------------------------------------------------------------- relationships
+
+RELATIONSHIP_V0 = (
+    r"""
+import re
+"""
+    + TARGET_SNIPPET.replace("FRAME", "clean_dataset")
+    + COLUMN_GROUPS
+    + r"""
+
+def _bcc_eta(values, groups):
+    # correlation ratio: share of the variance of `values` explained by `groups`
+    frame = pd.DataFrame({"v": pd.to_numeric(values, errors="coerce"), "g": groups}).dropna()
+    if frame["g"].nunique() < 2 or frame["v"].var() == 0 or len(frame) < 3:
+        return np.nan
+    frame["g"] = frame["g"].astype(str)
+    means = frame.groupby("g")["v"].transform("mean")
+    total = ((frame["v"] - frame["v"].mean()) ** 2).sum()
+    return float(np.sqrt(((means - frame["v"].mean()) ** 2).sum() / total))
+
+
+def _bcc_cramers_v(a, b):
+    table = pd.crosstab(a, b)
+    if table.shape[0] < 2 or table.shape[1] < 2:
+        return np.nan
+    n = table.to_numpy().sum()
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / n
+    chi2 = ((table.to_numpy() - expected) ** 2 / expected).sum()
+    return float(np.sqrt(chi2 / (n * (min(table.shape) - 1))))
+
+
+_corr_cols = [c for c in numeric_cols if c not in _id_cols and clean_dataset[c].nunique() > 1]
+correlation_matrix = clean_dataset[_corr_cols].corr() if len(_corr_cols) >= 2 else pd.DataFrame()
+strongest_correlations = []
+if not correlation_matrix.empty:
+    _show = list(correlation_matrix.columns)
+    if len(_show) > 15:
+        if TARGET in _show:
+            _order = correlation_matrix[TARGET].drop(TARGET).abs().sort_values(ascending=False)
+            _show = [TARGET] + list(_order.index[:14])
+        else:
+            _show = list(correlation_matrix.abs().mean().sort_values(ascending=False).index[:15])
+    _sub = correlation_matrix.loc[_show, _show]
+    fig, ax = plt.subplots(figsize=(0.55 * len(_show) + 3, 0.55 * len(_show) + 2))
+    im = ax.imshow(_sub.to_numpy(dtype=float), cmap="coolwarm", vmin=-1, vmax=1)
+    ax.set_xticks(range(len(_show)), [str(c)[:22] for c in _show], rotation=90, fontsize=8)
+    ax.set_yticks(range(len(_show)), [str(c)[:22] for c in _show], fontsize=8)
+    if len(_show) <= 12:
+        for i in range(len(_show)):
+            for j in range(len(_show)):
+                v = _sub.iat[i, j]
+                ax.text(j, i, "" if pd.isna(v) else f"{v:.2f}", ha="center", va="center", fontsize=7)
+    fig.colorbar(im, ax=ax, shrink=0.8)
+    ax.set_title("Pearson correlations")
+    fig.savefig("outputs/correlations.png", dpi=100, bbox_inches="tight")
+    plt.show()
+    plt.close(fig)
+    _mask = np.triu(np.ones(correlation_matrix.shape, dtype=bool), k=1)
+    _pairs = correlation_matrix.where(_mask).stack().dropna()
+    _pairs = _pairs.reindex(_pairs.abs().sort_values(ascending=False).index).head(8)
+    strongest_correlations = [(str(a), str(b), round(float(r), 3)) for (a, b), r in _pairs.items()]
+    print("Strongest correlations:")
+    for a, b, r in strongest_correlations:
+        print(f"  {a} ~ {b}: r = {r:+.3f}")
+else:
+    print("Fewer than two numeric columns: no correlation matrix.")
+
+target_associations = pd.Series(dtype=float)
+if TARGET is not None and TARGET in clean_dataset.columns:
+    _y = clean_dataset[TARGET]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    if TASK == "classification":
+        _counts = _y.astype(str).value_counts()
+        ax.bar([str(k)[:20] for k in _counts.index], _counts.to_numpy(), color="#4C72B0")
+        ax.tick_params(axis="x", rotation=45)
+        ax.set_title(f"Class counts of {TARGET}")
+        print(f"\nClass balance of {TARGET!r} (%):", (100 * _counts / _counts.sum()).round(1).to_dict())
+    else:
+        _yn = pd.to_numeric(_y, errors="coerce").dropna()
+        ax.hist(_yn, bins=30, color="#4C72B0", edgecolor="white")
+        ax.set_title(f"Distribution of {TARGET}")
+        print(f"\n{TARGET!r}: mean {_yn.mean():.4g}, median {_yn.median():.4g}, skew {_yn.skew():.2f}")
+    fig.savefig("outputs/target.png", dpi=100, bbox_inches="tight")
+    plt.show()
+    plt.close(fig)
+    _scores, _methods = {}, {}
+    for c in clean_dataset.columns:
+        if c == TARGET or c in _id_cols or c in date_cols:
+            continue
+        x = clean_dataset[c]
+        if c in numeric_cols:
+            if TASK == "regression":
+                _scores[c], _methods[c] = abs(x.corr(pd.to_numeric(_y, errors="coerce"))), "|pearson r|"
+            else:
+                _scores[c], _methods[c] = _bcc_eta(x, _y), "eta (class means)"
+        elif 2 <= x.nunique() <= 50:
+            if TASK == "regression":
+                _scores[c], _methods[c] = _bcc_eta(_y, x), "eta (group means)"
+            else:
+                _scores[c], _methods[c] = _bcc_cramers_v(x, _y), "cramers V"
+    target_associations = pd.Series(_scores, dtype=float).dropna().sort_values(ascending=False)
+    print(f"\nFeatures most associated with {TARGET!r}:")
+    for c, v in target_associations.head(10).items():
+        print(f"  {c}: {v:.3f} ({_methods[c]})")
+elif len(category_cols) >= 2:
+    _cats = [c for c in category_cols if c not in _id_cols and 2 <= clean_dataset[c].nunique() <= 30][:8]
+    _assoc = {
+        (a, b): _bcc_cramers_v(clean_dataset[a], clean_dataset[b])
+        for i, a in enumerate(_cats) for b in _cats[i + 1:]
+    }
+    _assoc = {k: v for k, v in _assoc.items() if pd.notna(v)}
+    if _assoc:
+        print("\nStrongest associations between categorical columns (Cramer's V):")
+        for (a, b), v in sorted(_assoc.items(), key=lambda kv: -kv[1])[:6]:
+            print(f"  {a} ~ {b}: {v:.3f}")
+
+# Without a target: how numeric columns differ between the groups of low-cardinality categories.
+group_differences = {}
+if TARGET is None and _corr_cols:
+    _groupers = [c for c in category_cols if c not in _id_cols and 2 <= clean_dataset[c].nunique() <= 10][:3]
+    for g in _groupers:
+        etas = pd.Series({c: _bcc_eta(clean_dataset[c], clean_dataset[g]) for c in _corr_cols}).dropna()
+        etas = etas.sort_values(ascending=False).head(5)
+        if etas.empty:
+            continue
+        group_differences[str(g)] = {str(c): round(float(v), 3) for c, v in etas.items()}
+        print(f"\nNumeric columns that differ most between the levels of {g!r} (correlation ratio):")
+        _means = clean_dataset.groupby(clean_dataset[g].astype(str))[list(etas.index)].mean()
+        print(_means.T.assign(eta=etas.round(3)).round(3).to_string())
+
+timeseries_summary = {}
+_ts_cols = [c for c in _corr_cols if c != TARGET]
+if TARGET in _corr_cols:
+    _ts_cols = [TARGET] + _ts_cols
+_ts_cols = _ts_cols[:4]
+if date_cols and _ts_cols:
+    _dcol = max(date_cols, key=lambda c: clean_dataset[c].nunique())
+    _series = clean_dataset[[_dcol] + _ts_cols].dropna(subset=[_dcol]).sort_values(_dcol)
+    fig, axes = plt.subplots(len(_ts_cols), 1, figsize=(10, 2.3 * len(_ts_cols)), sharex=True, squeeze=False)
+    for ax, c in zip(axes[:, 0], _ts_cols):
+        ax.plot(_series[_dcol], _series[c], lw=0.8)
+        ax.set_ylabel(str(c)[:20], fontsize=8)
+    axes[0, 0].set_title(f"Over time ({_dcol})")
+    fig.savefig("outputs/timeseries.png", dpi=100, bbox_inches="tight")
+    plt.show()
+    plt.close(fig)
+    _years = _series[_dcol].dt.year
+    _months = _series[_dcol].dt.month
+    _span_years = (_series[_dcol].max() - _series[_dcol].min()).days / 365.25
+    print(f"\nTime span of {_dcol!r}: {_series[_dcol].min()} to {_series[_dcol].max()} ({_span_years:.1f} years)")
+    # trend and seasonality only for a genuine series (mostly one row per time stamp)
+    _is_series = _series[_dcol].nunique() >= 0.5 * len(_series)
+    for c in _ts_cols if _is_series else []:
+        yearly = _series.groupby(_years)[c].mean().dropna()
+        info = {}
+        if len(yearly) >= 3 and _span_years >= 2:
+            info["trend_per_year"] = round(float(np.polyfit(yearly.index.to_numpy(dtype=float), yearly.to_numpy(dtype=float), 1)[0]), 4)
+            info["first_year_mean"] = round(float(yearly.iloc[0]), 4)
+            info["last_year_mean"] = round(float(yearly.iloc[-1]), 4)
+        detrended = _series[c] - _series.groupby(_years)[c].transform("mean")
+        monthly = detrended.groupby(_months).mean().dropna()
+        if len(monthly) >= 6 and _span_years >= 2:
+            info["seasonal_amplitude"] = round(float(monthly.max() - monthly.min()), 4)
+            info["peak_month"] = int(monthly.idxmax())
+        if info:
+            timeseries_summary[str(c)] = info
+            print(f"  {c}: {info}")
+"""
+)
+
+RELATIONSHIP_V1 = (
+    r"""
+import re
+"""
+    + TARGET_SNIPPET.replace("FRAME", "clean_dataset")
+    + r"""
+_num = clean_dataset.select_dtypes(include="number")
+_num = _num.loc[:, _num.nunique() > 1]
+correlation_matrix = _num.corr() if _num.shape[1] >= 2 else pd.DataFrame()
+strongest_correlations = []
+target_associations = pd.Series(dtype=float)
+timeseries_summary = {}
+group_differences = {}
+if not correlation_matrix.empty:
+    fig, ax = plt.subplots(figsize=(9, 7))
+    try:
+        _sub = correlation_matrix.iloc[:15, :15]
+        ax.imshow(_sub.to_numpy(dtype=float), cmap="coolwarm", vmin=-1, vmax=1)
+        ax.set_xticks(range(len(_sub)), [str(c)[:20] for c in _sub.columns], rotation=90, fontsize=7)
+        ax.set_yticks(range(len(_sub)), [str(c)[:20] for c in _sub.columns], fontsize=7)
+    except Exception as exc:
+        ax.text(0.1, 0.5, f"heatmap failed: {exc}")
+        print(f"heatmap failed: {exc}")
+    fig.savefig("outputs/correlations.png", dpi=100, bbox_inches="tight")
+    plt.show()
+    plt.close(fig)
+    _pairs = correlation_matrix.where(np.triu(np.ones(correlation_matrix.shape, dtype=bool), k=1)).stack().dropna()
+    for (a, b), r in _pairs.abs().sort_values(ascending=False).head(5).items():
+        strongest_correlations.append((str(a), str(b), round(float(correlation_matrix.loc[a, b]), 3)))
+    print("Strongest correlations:", strongest_correlations)
+if TARGET is not None:
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    try:
+        if TASK == "classification":
+            clean_dataset[TARGET].astype(str).value_counts().plot.bar(ax=ax)
+        else:
+            ax.hist(pd.to_numeric(clean_dataset[TARGET], errors="coerce").dropna(), bins=30)
+    except Exception as exc:
+        print(f"target plot failed: {exc}")
+    fig.savefig("outputs/target.png", dpi=100, bbox_inches="tight")
+    plt.show()
+    plt.close(fig)
+    if TARGET in _num.columns:
+        target_associations = correlation_matrix[TARGET].drop(TARGET).abs().sort_values(ascending=False)
+        print("Correlation with target:", target_associations.head(10).round(3).to_dict())
+_dates = [c for c in clean_dataset.columns if pd.api.types.is_datetime64_any_dtype(clean_dataset[c])]
+if _dates and _num.shape[1]:
+    try:
+        _s = clean_dataset.sort_values(_dates[0])
+        _s.plot(x=_dates[0], y=list(_num.columns[:4]), subplots=True, figsize=(10, 8), legend=True)
+        plt.savefig("outputs/timeseries.png", dpi=100, bbox_inches="tight")
+        plt.show()
+    except Exception as exc:
+        print(f"time-series plot failed: {exc}")
+"""
+)
+
+
+def relationship_eda(ctx: RecipeContext) -> Pairs:
+    """Correlations, target associations and time-series views."""
+    if ctx.variant:
+        return [
+            (
+                "Relationships with a simpler, guarded approach: numeric correlations, a target "
+                "plot and a time plot, each wrapped so one failure does not stop the others.",
+                RELATIONSHIP_V1,
+            )
+        ]
+    target = (
+        f" For the target `{ctx.target}` it plots the "
+        + ("class counts" if ctx.task == "classification" else "distribution")
+        + " (`outputs/target.png`) and ranks features by their association with it "
+        "(`target_associations`: |r| or the correlation ratio for numbers, Cramér's V for "
+        "categories)."
+        if ctx.target
+        else " Without a target it looks for associations between categorical columns and for "
+        "the numeric columns that differ most between category levels (`group_differences`)."
+    )
+    return [
+        (
+            "Study how variables relate: the Pearson `correlation_matrix` of the numeric columns "
+            "(heatmap in `outputs/correlations.png`) and its strongest pairs." + target + " If the "
+            "table has a date column, numeric series are plotted over time "
+            "(`outputs/timeseries.png`) with their yearly trend and seasonal amplitude.",
+            RELATIONSHIP_V0,
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------ summary
+
+SUMMARY_V0 = r"""
+from IPython.display import Markdown, display
+
+_g = globals()
+_lines = ["## Analysis summary", ""]
+_profile = _g.get("data_profile") or {}
+_lines.append(f"- **Data**: `{_g.get('data_path', 'input')}` with {_profile.get('n_rows', '?')} rows x "
+              f"{_profile.get('n_cols', '?')} columns; after cleaning {clean_dataset.shape[0]} rows x {clean_dataset.shape[1]} columns.")
+_actions = [a for a in (_g.get("cleaning_log") or []) if a != "no cleaning needed"]
+if _actions:
+    _lines.append("- **Cleaning**: " + "; ".join(_actions[:6]) + ("; ..." if len(_actions) > 6 else "") + ".")
+_report = _g.get("integrity_report") or {}
+_missing = sorted((_report.get("missing") or {}).items(), key=lambda kv: -kv[1])[:3]
+if _missing:
+    _lines.append("- **Missing values** (most affected): " + ", ".join(f"`{c}` {n}" for c, n in _missing) + ".")
+if _report.get("id_like_columns"):
+    _lines.append("- **ID-like columns** (not used as signal): " + ", ".join(f"`{c}`" for c in _report["id_like_columns"][:5]) + ".")
+_findings = []
+for a, b, r in (_g.get("strongest_correlations") or [])[:3]:
+    _findings.append(f"`{a}` and `{b}` are {'positively' if r > 0 else 'negatively'} correlated (r = {r:+.2f})")
+_assoc = _g.get("target_associations")
+if isinstance(_assoc, pd.Series) and len(_assoc):
+    _findings.append("features most associated with the target: " + ", ".join(f"`{c}` ({v:.2f})" for c, v in _assoc.head(3).items()))
+for g, etas in list((_g.get("group_differences") or {}).items())[:2]:
+    _findings.append(f"between the levels of `{g}`, " + ", ".join(f"`{c}` (eta {v:.2f})" for c, v in list(etas.items())[:3]) + " differ most")
+for c, info in list((_g.get("timeseries_summary") or {}).items())[:3]:
+    if "trend_per_year" in info:
+        _findings.append(f"`{c}` changes by {info['trend_per_year']:+.4g} per year on average")
+    if "seasonal_amplitude" in info:
+        _findings.append(f"`{c}` has a seasonal swing of {info['seasonal_amplitude']:.3g} (peak in month {info['peak_month']})")
+if _findings:
+    _lines.append("- **Findings**:")
+    _lines.extend(f"  - {f}" for f in _findings)
+_fm = _g.get("final_metrics")
+if isinstance(_fm, dict):
+    _lines.append(f"- **Model**: `{_fm['model']}` for {_fm['task']}; cross-validated {_fm['metric']} "
+                  f"{_fm['cv_mean']} (+/- {_fm['cv_std']}), hold-out {_fm['test_score']} vs baseline {_fm['baseline_score']}.")
+    _imp = _g.get("feature_importance")
+    if isinstance(_imp, pd.DataFrame) and len(_imp):
+        _lines.append("- **Most important features** (permutation): " + ", ".join(f"`{c}`" for c in _imp.index[:3]) + ".")
+_st = _g.get("stability_report")
+if isinstance(_st, dict) and _st.get("bootstrap_mean") is not None:
+    _lines.append(f"- **Stability**: bootstrap hold-out {_st['metric']} {_st['bootstrap_p05']} to {_st['bootstrap_p95']} "
+                  f"(5th-95th percentile); CV across seeds {_st['cv_mean_by_seed']}.")
+analysis_summary = "\n".join(_lines)
+display(Markdown(analysis_summary))
+"""
+
+SUMMARY_V1 = r"""
+_g = globals()
+_parts = ["## Analysis summary", "", f"- Rows after cleaning: {len(clean_dataset)}; columns: {clean_dataset.shape[1]}."]
+_parts += [f"- {a}" for a in (_g.get("cleaning_log") or [])[:5]]
+if isinstance(_g.get("final_metrics"), dict):
+    _parts.append(f"- Final metrics: {_g['final_metrics']}")
+if isinstance(_g.get("stability_report"), dict):
+    _parts.append(f"- Stability: {_g['stability_report']}")
+analysis_summary = "\n".join(_parts)
+try:
+    from IPython.display import Markdown, display
+
+    display(Markdown(analysis_summary))
+except Exception:
+    print(analysis_summary)
+"""
+
+
+def final_summary(ctx: RecipeContext) -> Pairs:
+    """A markdown summary built from the variables that exist in the kernel."""
+    if ctx.variant:
+        return [("Write a plain summary of what was done and measured.", SUMMARY_V1)]
+    return [
+        (
+            "Summarise the analysis from the live results (not from memory): data size, "
+            "cleaning actions, data-quality issues, the main findings and, when a model was "
+            "fitted, its cross-validated and hold-out scores and their stability. The text is "
+            "kept in `analysis_summary`.",
+            SUMMARY_V0,
+        )
+    ]

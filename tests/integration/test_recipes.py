@@ -1,0 +1,290 @@
+"""The offline analyst's code recipes, executed in a real Jupyter kernel.
+
+Every dataset runs its whole behavior sequence in one fresh kernel (nbclient), exactly as the
+notebook would: a parameters cell defining ``user_submit_files``, then the recipe cells. The
+real-world tables under ``../shared/datasets`` are skipped when that folder is absent.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from nbclient import NotebookClient
+
+from notebook_bcc.agents.offline import recipes as recipes_module
+from notebook_bcc.agents.offline.recipes import (
+    RECIPES,
+    Cell,
+    RecipeContext,
+    behavior_sequence,
+)
+
+REPO = Path(__file__).parents[2]
+SHARED = REPO.parent / "shared" / "datasets"
+EXAMPLES = REPO / "examples"
+
+PRODUCED = {
+    "load_data": ("raw_dataset", "data_profile"),
+    "integrity_checks": ("integrity_report",),
+    "clean_data": ("clean_dataset", "cleaning_log"),
+    "univariate_eda": ("numeric_summary",),
+    "relationship_eda": ("correlation_matrix",),
+    "model_selection": ("feature_columns", "model_comparison", "best_model_name", "X_train"),
+    "holdout_evaluation": ("final_model", "final_metrics"),
+    "stability_check": ("stability_report",),
+    "final_summary": ("analysis_summary",),
+}
+
+PROBE = """
+import json as _json, os as _os
+_names = {names!r}
+print("BCC_PROBE " + _json.dumps({{
+    "missing": [n for n in _names if n not in globals()],
+    "final_metrics": globals().get("final_metrics"),
+    "stability_report": globals().get("stability_report"),
+    "integrity_report": integrity_report,
+    "data_profile": data_profile,
+    "clean_shape": list(clean_dataset.shape),
+    "summary_len": len(analysis_summary),
+    "outputs": sorted(_os.listdir("outputs")),
+}}))
+"""
+
+
+def _clean_header(name: str) -> str:
+    return re.sub(r"\s+", " ", name).strip()
+
+
+def _manifest() -> list[dict[str, str]]:
+    path = SHARED / "manifest.csv"
+    if not path.exists():
+        return []
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _front_matter(problem: Path) -> dict:
+    text = problem.read_text(encoding="utf-8")
+    match = re.match(r"^---\n(.*?)\n---\n", text, re.S)
+    assert match, f"{problem} has no YAML front matter"
+    return yaml.safe_load(match.group(1))
+
+
+def _notebook(data_name: str, ctx: RecipeContext) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells.append(nbformat.v4.new_code_cell(f"user_submit_files = {[f'assets/{data_name}']!r}"))
+    names: list[str] = []
+    for key in behavior_sequence(ctx.task):
+        names.extend(PRODUCED[key])
+        for cell in RECIPES[key](ctx):
+            new = (
+                nbformat.v4.new_markdown_cell if cell.kind == "text" else nbformat.v4.new_code_cell
+            )
+            nb.cells.append(new(cell.content))
+    nb.cells.append(nbformat.v4.new_code_cell(PROBE.format(names=names)))
+    return nb
+
+
+def run_recipes(data_file: Path, ctx: RecipeContext, workdir: Path) -> dict:
+    """Execute the full sequence for ``ctx.task`` on ``data_file``; return the probe values."""
+    (workdir / "assets").mkdir(parents=True)
+    shutil.copy(data_file, workdir / "assets" / data_file.name)
+    nb = _notebook(data_file.name, ctx)
+    client = NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
+    )
+    client.execute()  # raises CellExecutionError on the first failing cell
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    ]
+    assert not errors
+    probe_text = "".join(
+        o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream"
+    )
+    return json.loads(probe_text.split("BCC_PROBE ", 1)[1])
+
+
+def check_probe(probe: dict, ctx: RecipeContext) -> None:
+    assert probe["missing"] == [], f"variables not defined: {probe['missing']}"
+    assert probe["data_profile"]["n_rows"] > 0 and probe["clean_shape"][0] > 0
+    assert probe["summary_len"] > 50
+    assert "distributions.png" in probe["outputs"]
+    if ctx.target is None:
+        return
+    assert probe["integrity_report"]["target"] == ctx.target
+    assert "target.png" in probe["outputs"]
+    metrics = probe["final_metrics"]
+    assert set(metrics) == {
+        "task",
+        "metric",
+        "cv_mean",
+        "cv_std",
+        "test_score",
+        "baseline_score",
+        "model",
+    }
+    assert metrics["task"] == ctx.task
+    assert metrics["metric"] == ("accuracy" if ctx.task == "classification" else "r2")
+    for key in ("cv_mean", "cv_std", "test_score", "baseline_score"):
+        assert isinstance(metrics[key], float), (key, metrics[key])
+    stability = probe["stability_report"]
+    assert stability["bootstrap_resamples"] > 0 and len(stability["cv_mean_by_seed"]) == 3
+
+
+# ----------------------------------------------------------------------------- static checks
+
+
+@pytest.mark.parametrize("task", ["classification", "regression", "eda"])
+@pytest.mark.parametrize("variant", [0, 1])
+def test_recipe_cells_explain_before_code(task: str, variant: int) -> None:
+    ctx = RecipeContext(target=None if task == "eda" else "y", task=task, variant=variant)
+    for key in behavior_sequence(task):
+        cells = RECIPES[key](ctx)
+        assert cells and all(isinstance(c, Cell) for c in cells)
+        for i, cell in enumerate(cells):
+            assert cell.kind in ("text", "code")
+            if cell.kind == "code":
+                assert i > 0 and cells[i - 1].kind == "text", key
+                ast.parse(cell.content)  # valid Python
+                assert "__TARGET__" not in cell.content and "__SEED__" not in cell.content
+
+
+def test_behavior_sequence() -> None:
+    full = behavior_sequence("classification")
+    assert full == behavior_sequence("regression")
+    assert full[0] == "load_data" and full[-1] == "final_summary"
+    assert set(full) == set(RECIPES)
+    assert behavior_sequence("eda") == tuple(
+        k for k in full if k not in ("model_selection", "holdout_evaluation", "stability_check")
+    )
+
+
+def test_variants_differ_and_seed_is_used() -> None:
+    for task, target in (("classification", "y"), ("eda", None)):
+        for key in behavior_sequence(task):
+            normal = RECIPES[key](RecipeContext(target, task))
+            defensive = RECIPES[key](RecipeContext(target, task, variant=1))
+            assert normal != defensive, key
+    code = "".join(
+        c.content for c in RECIPES["model_selection"](RecipeContext("y", "regression", seed=7))
+    )
+    assert "SEED = 7" in code and "TARGET = 'y'" in code
+
+
+def test_recipe_modules_do_not_import_data_libraries() -> None:
+    folder = Path(recipes_module.__file__).parent
+    for path in folder.glob("recipes*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                module = getattr(node, "module", None) or node.names[0].name
+                assert module.split(".")[0] not in {"pandas", "numpy", "sklearn", "matplotlib"}, (
+                    path
+                )
+
+
+# ------------------------------------------------------------------------------ real kernel
+
+MESSY = (
+    '\ufeffName ;"Price\n(EUR)";Share %;Joined;Unused;\r'
+    "Anna;€1.234,50;12,5%;2021-03-01;;\r"
+    "Ben;€99,00;7,0%;2021-04-15;;\r"
+    "Cleo;€15,25;;2021-05-30;;\r"
+    "Cleo;€15,25;;2021-05-30;;\r"
+)
+
+
+def test_load_and_clean_messy_semicolon_file(tmp_path: Path) -> None:
+    """BOM, CR-only line ends, semicolons, newline in a header, decimal commas, currency."""
+    data = tmp_path / "src" / "messy.csv"
+    data.parent.mkdir()
+    data.write_bytes(MESSY.encode("utf-8"))
+    ctx = RecipeContext(target=None, task="eda")
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("user_submit_files = ['assets/messy.csv']"))
+    for key in ("load_data", "integrity_checks", "clean_data"):
+        nb.cells.extend(
+            nbformat.v4.new_code_cell(c.content) for c in RECIPES[key](ctx) if c.kind == "code"
+        )
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            "print('BCC_PROBE ' + json.dumps({'cols': list(raw_dataset.columns), "
+            "'price': clean_dataset['Price (EUR)'].tolist(), 'rows': len(clean_dataset), "
+            "'dtype': str(clean_dataset['Joined'].dtype), 'report': integrity_report}))"
+        )
+    )
+    (tmp_path / "run" / "assets").mkdir(parents=True)
+    shutil.copy(data, tmp_path / "run" / "assets" / "messy.csv")
+    NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path / "run")}},
+    ).execute()
+    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
+    probe = json.loads(text.split("BCC_PROBE ", 1)[1])
+    assert probe["cols"] == ["Name", "Price (EUR)", "Share %", "Joined", "Unused"]
+    assert probe["price"] == [1234.5, 99.0, 15.25]
+    assert probe["rows"] == 3  # the duplicate row is gone
+    assert probe["dtype"].startswith("datetime64")
+    assert "Price (EUR)" in probe["report"]["numeric_text_columns"]
+
+
+def _shared_cases() -> list:
+    return [pytest.param(row, id=row["file"], marks=pytest.mark.shared) for row in _manifest()] or [
+        pytest.param(None, id="shared-datasets-absent", marks=pytest.mark.shared)
+    ]
+
+
+@pytest.mark.parametrize("row", _shared_cases())
+def test_shared_dataset_full_sequence(row: dict | None, tmp_path: Path) -> None:
+    if row is None or not (SHARED / row["file"]).exists():
+        pytest.skip("../shared/datasets is not available")
+    target = _clean_header(row["target"]) if row["target"] else None
+    ctx = RecipeContext(target=target, task=row["task"] if target else "eda", seed=42)
+    probe = run_recipes(SHARED / row["file"], ctx, tmp_path)
+    check_probe(probe, ctx)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["dabench_titanic.csv", "rd_airquality.csv", "dacode_world-data-2023.csv"],
+)
+@pytest.mark.shared
+def test_shared_dataset_defensive_variant(name: str, tmp_path: Path) -> None:
+    row = next((r for r in _manifest() if r["file"] == name), None)
+    if row is None or not (SHARED / name).exists():
+        pytest.skip("../shared/datasets is not available")
+    target = row["target"] or None
+    ctx = RecipeContext(target=target, task=row["task"], seed=42, variant=1)
+    probe = run_recipes(SHARED / name, ctx, tmp_path)
+    check_probe(probe, ctx)
+
+
+@pytest.mark.parametrize("example", ["penguins", "diabetes", "wine"])
+def test_example_full_sequence(example: str, tmp_path: Path) -> None:
+    folder = EXAMPLES / example
+    data = next(iter(sorted(folder.glob("*.csv"))), None)
+    if data is None:
+        pytest.skip(f"examples/{example} has no data file; run examples/export.py")
+    meta = _front_matter(folder / "problem.md")
+    ctx = RecipeContext(target=meta.get("target"), task=meta["task"], seed=42)
+    probe = run_recipes(data, ctx, tmp_path)
+    check_probe(probe, ctx)
+    if ctx.target:
+        metrics = probe["final_metrics"]
+        assert metrics["test_score"] > metrics["baseline_score"]
+        assert metrics["cv_mean"] > (0.9 if ctx.task == "classification" else 0.3)
