@@ -27,7 +27,18 @@ ROOT = Path(__file__).resolve().parents[1]
 def timed_run(problem: Path, data: Path, out: Path, *extra: str) -> float:
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "notebook_bcc", "run", str(problem), str(data), "--out", str(out), "--quiet", *extra],
+        [
+            sys.executable,
+            "-m",
+            "notebook_bcc",
+            "run",
+            str(problem),
+            str(data),
+            "--out",
+            str(out),
+            "--quiet",
+            *extra,
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -40,7 +51,9 @@ def timed_run(problem: Path, data: Path, out: Path, *extra: str) -> float:
 
 def reexecute(run_dir: Path) -> float:
     nb = nbformat.read(run_dir / "notebook.ipynb", as_version=4)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(run_dir)}})
+    client = NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(run_dir)}}
+    )
     start = time.perf_counter()
     client.execute()
     return time.perf_counter() - start

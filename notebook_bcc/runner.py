@@ -244,6 +244,7 @@ class Runner:
             if outcome.status != "ok":
                 raise KernelError(f"the parameters cell failed: {outcome.excerpt[-300:]}")
             self.doc.set_parameters_outputs(outcome.outputs, outcome.execution_count)
+            self._observe_kernel("parameters")
             self.doc.save()
 
     def _replay_notebook(self, why: str) -> list[str]:

@@ -112,21 +112,11 @@ def test_example_runs_offline_to_completion(example: Path, tmp_path: Path):
         assert metrics["cv_mean"] > metrics["baseline_score"]
 
 
-SHARED_PICK = [
-    "penguins_raw.csv",
-    "rd_airquality.csv",
-    "rd_survey.csv",
-    "sm_co2.csv",
-    "vega_cars.csv",
-    "dabench_titanic.csv",
-    "dabench_DES=+2006261.csv",
-    "dacode_marketing_campaign.csv",
-    "dacode_world-data-2023.csv",
-]
+SHARED_FILES = [row["file"] for row in manifest()] or ["penguins_raw.csv"]
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize("name", SHARED_PICK)
+@pytest.mark.parametrize("name", SHARED_FILES)
 def test_shared_dataset_runs_offline(name: str, shared_datasets: Path, tmp_path: Path):
     row = next(r for r in manifest() if r["file"] == name)
     problem = tmp_path / "problem.md"
@@ -136,3 +126,6 @@ def test_shared_dataset_runs_offline(name: str, shared_datasets: Path, tmp_path:
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = check_run_dir(out)
     assert summary["verification"]["status"] == "passed", summary["verification"]
+    if row["target"]:
+        metrics = summary["artifacts"]["final_metrics"]
+        assert metrics["task"] == row["task"], metrics

@@ -243,22 +243,6 @@ def test_load_and_clean_messy_semicolon_file(tmp_path: Path) -> None:
     assert "Price (EUR)" in probe["report"]["numeric_text_columns"]
 
 
-def _shared_cases() -> list:
-    return [pytest.param(row, id=row["file"], marks=pytest.mark.shared) for row in _manifest()] or [
-        pytest.param(None, id="shared-datasets-absent", marks=pytest.mark.shared)
-    ]
-
-
-@pytest.mark.parametrize("row", _shared_cases())
-def test_shared_dataset_full_sequence(row: dict | None, tmp_path: Path) -> None:
-    if row is None or not (SHARED / row["file"]).exists():
-        pytest.skip("../shared/datasets is not available")
-    target = _clean_header(row["target"]) if row["target"] else None
-    ctx = RecipeContext(target=target, task=row["task"] if target else "eda", seed=42)
-    probe = run_recipes(SHARED / row["file"], ctx, tmp_path)
-    check_probe(probe, ctx)
-
-
 @pytest.mark.parametrize(
     "name",
     ["dabench_titanic.csv", "rd_airquality.csv", "dacode_world-data-2023.csv"],
@@ -272,19 +256,3 @@ def test_shared_dataset_defensive_variant(name: str, tmp_path: Path) -> None:
     ctx = RecipeContext(target=target, task=row["task"], seed=42, variant=1)
     probe = run_recipes(SHARED / name, ctx, tmp_path)
     check_probe(probe, ctx)
-
-
-@pytest.mark.parametrize("example", ["penguins", "diabetes", "wine"])
-def test_example_full_sequence(example: str, tmp_path: Path) -> None:
-    folder = EXAMPLES / example
-    data = next(iter(sorted(folder.glob("*.csv"))), None)
-    if data is None:
-        pytest.skip(f"examples/{example} has no data file; run examples/export.py")
-    meta = _front_matter(folder / "problem.md")
-    ctx = RecipeContext(target=meta.get("target"), task=meta["task"], seed=42)
-    probe = run_recipes(data, ctx, tmp_path)
-    check_probe(probe, ctx)
-    if ctx.target:
-        metrics = probe["final_metrics"]
-        assert metrics["test_score"] > metrics["baseline_score"]
-        assert metrics["cv_mean"] > (0.9 if ctx.task == "classification" else 0.3)

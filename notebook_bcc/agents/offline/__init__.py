@@ -280,15 +280,17 @@ _RESULT = re.compile(r"^\s*Result:\s*(.+)$", re.MULTILINE)
 
 
 def _comment(obs: Observation) -> str:
-    """A short markdown comment quoting what the cells actually printed and produced."""
+    """A short markdown comment quoting what the cells printed (their ``Result:`` lines), else
+    what the ledger says the step produced."""
     lines = []
     for cell in obs.cells:
         lines += [m.strip() for m in _RESULT.findall(cell.excerpt)]
-    if not lines:
-        for name, present in obs.artifacts:
-            rec = obs.variable(name)
-            if present and rec is not None:
-                lines.append(_describe_value(rec.name, rec.kind, rec.shape, rec.repr))
+    if lines:
+        return "**Result.** " + " ".join(lines[:4])
+    for name, present in obs.artifacts:
+        rec = obs.variable(name)
+        if present and rec is not None:
+            lines.append(_describe_value(rec.name, rec.kind, rec.shape, rec.repr))
     return "\n".join(f"- {x}" for x in lines[:8])
 
 
@@ -303,7 +305,9 @@ def _describe_value(name: str, kind: str, shape: str | None, text: str) -> str:
     if isinstance(value, dict):
         items = ", ".join(f"{k} = {v}" for k, v in list(value.items())[:8])
         return f"`{name}`: {items}."
-    return f"`{name}` ({kind}): {text[:160]}"
+    if value is not None and not isinstance(value, (dict, list, tuple, set)):
+        return f"`{name}` = {value!r}."
+    return f"`{name}` is a {kind}."
 
 
 def _experience(obs: Observation) -> str:
