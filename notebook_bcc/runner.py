@@ -580,23 +580,19 @@ class Runner:
         self.doc.add_markdown(f"### {s.step.title}", self._tag(), role="step")
         self.doc.save()
 
+    def _capped(self, items: Sequence[Any], cap: int, what: str, log: TransitionLog) -> list[Any]:
+        """G3 on plans: keep the first ``cap`` items, record the cut."""
+        if len(items) <= cap:
+            return list(items)
+        log.add_guard("G3", f"{what}_truncated", f"{len(items)} {what} planned, cap {cap}")
+        self.state.counters.forced_transitions += 1
+        return list(items[:cap])
+
     def _on_stages(self, p: Any, log: TransitionLog) -> tuple[State, bool]:
         assert isinstance(p, StagesPayload)
-        s, cap = self.state, self.config.max_stages
-        stages = list(p.stages)
-        if len(stages) > cap:
-            log.add_guard("G3", "stages_truncated", f"{len(stages)} stages planned, cap {cap}")
-            stages = stages[:cap]
-        s.stages = [
-            StageRecord(
-                st.id,
-                st.title,
-                st.goal,
-                [v.name for v in st.verified_artifacts],
-                [v.name for v in st.required_variables],
-            )
-            for st in stages
-        ]
+        s = self.state
+        stages = self._capped(p.stages, self.config.max_stages, "stages", log)
+        s.stages = [_plan_record(StageRecord, st) for st in stages]
         if p.title:
             s.project_title = p.title
             self.doc.set_title(p.title)
@@ -606,22 +602,9 @@ class Runner:
 
     def _on_steps(self, p: Any, log: TransitionLog) -> tuple[State, bool]:
         assert isinstance(p, StepsPayload)
-        s, cap = self.state, self.config.max_steps_per_stage
-        steps = list(p.steps)
-        if len(steps) > cap:
-            log.add_guard("G3", "steps_truncated", f"{len(steps)} steps planned, cap {cap}")
-            s.counters.forced_transitions += 1
-            steps = steps[:cap]
-        s.stage.steps = [
-            StepRecord(
-                t.id,
-                t.title,
-                t.goal,
-                [v.name for v in t.verified_artifacts],
-                [v.name for v in t.required_variables],
-            )
-            for t in steps
-        ]
+        s = self.state
+        steps = self._capped(p.steps, self.config.max_steps_per_stage, "steps", log)
+        s.stage.steps = [_plan_record(StepRecord, t) for t in steps]
         s.stage.planned = True
         self._enter_step(0)
         return State.STEP_RUNNING, False
@@ -853,6 +836,17 @@ class Runner:
 
 def store_writer(store: RunStore) -> Callable[[str], None]:
     return lambda text: store.write("notebook.ipynb", text)
+
+
+def _plan_record(cls: type[Any], spec: Any) -> Any:
+    """A StageRecord or StepRecord from a planned StageSpec or StepSpec."""
+    return cls(
+        spec.id,
+        spec.title,
+        spec.goal,
+        [v.name for v in spec.verified_artifacts],
+        [v.name for v in spec.required_variables],
+    )
 
 
 def fact_from(outcome: CellOutcome) -> CellFact:

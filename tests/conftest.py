@@ -13,6 +13,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 BCC = [sys.executable, "-m", "notebook_bcc"]
+FINAL_METRICS_KEYS = {
+    "task",
+    "metric",
+    "cv_mean",
+    "cv_std",
+    "test_score",
+    "baseline_score",
+    "model",
+}
 
 
 def manifest() -> list[dict[str, str]]:
