@@ -7,6 +7,8 @@ Options become a RunConfig; errors become one line with a remedy and the exit co
 from __future__ import annotations
 
 import json
+import logging
+import signal
 import sys
 import traceback
 from enum import Enum
@@ -72,8 +74,18 @@ def _report(result: Any, as_json: bool) -> None:
     raise typer.Exit(result.exit_code)
 
 
+def _on_sigterm(signum: int, frame: Any) -> None:
+    from .errors import Terminated
+
+    raise Terminated("terminated (SIGTERM)")
+
+
 def _run(make: Any, quiet: bool, as_json: bool, debug: bool) -> None:
     from .progress import ProgressView
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    # an interrupted cell leaves nbclient tasks behind; their late errors are not news
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
     try:
         with ProgressView(quiet=quiet, as_json=as_json) as view:

@@ -15,7 +15,8 @@ The tree::
     ├── BudgetExhausted(BccError)          exit 7   a budget ran out (run aborted, resumable)
     ├── StorageError(BccError, OSError)    exit 8   cannot write the run directory
     │   └── RunLocked(StorageError)        exit 8   another bcc holds the run lock
-    └── Interrupted(BccError, KeyboardInterrupt-like)  exit 130  Ctrl-C (resumable)
+    └── Interrupted(BccError)              exit 130  Ctrl-C (resumable)
+        └── Terminated(Interrupted)        exit 143  SIGTERM (resumable)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "StorageError",
     "RunLocked",
     "Interrupted",
+    "Terminated",
 ]
 
 
@@ -119,3 +121,7 @@ class RunLocked(StorageError):
 class Interrupted(BccError):
     exit_code = 130
     default_remedy = "continue with `bcc resume RUN_DIR`"
+
+
+class Terminated(Interrupted):
+    exit_code = 143

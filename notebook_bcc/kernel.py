@@ -37,7 +37,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
 from ._inspect_src import SOURCE as _HELPER_SOURCE
-from .errors import KernelError
+from .errors import BccError, KernelError
 
 SECRET_PATTERNS: tuple[str, ...] = (
     "*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_KEY", "*_PASSWORD", "*_PASSWD",
@@ -115,6 +115,7 @@ class KernelSession:
         output_cap_chars: int = 20_000,
         excerpt_chars: int = 2_000,
         env: Mapping[str, str] | None = None,
+        log_path: Path | None = None,
         kernel_name: str = "python3",
     ) -> None:
         self.cwd = Path(cwd)
@@ -125,6 +126,8 @@ class KernelSession:
         self.kernel_name = kernel_name
         self.restarts = 0
         self._env = dict(env) if env is not None else None
+        self.log_path = log_path  # the kernel process's own stdout/stderr go here when set
+        self._log_file: Any = None
         self._client: NotebookClient | None = None
         self._last_reply: dict[str, Any] | None = None
 
@@ -174,7 +177,12 @@ class KernelSession:
             on_cell_executed=self._on_cell_executed,
         )
         self._client = client
-        await client.async_start_new_kernel(cwd=str(self.cwd), env=env)
+        streams: dict[str, Any] = {}
+        if self.log_path is not None:
+            if self._log_file is None:
+                self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - kept for the kernel's life
+            streams = {"stdout": self._log_file, "stderr": self._log_file}
+        await client.async_start_new_kernel(cwd=str(self.cwd), env=env, **streams)
         await client.async_start_new_kernel_client()
 
     def _on_cell_executed(self, cell: Any, cell_index: int, execute_reply: dict) -> None:
@@ -184,6 +192,9 @@ class KernelSession:
         """Stop the kernel; idempotent. Falls back to an immediate kill."""
         atexit.unregister(self.shutdown)
         run_sync(self._a_teardown)(False)
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
 
     async def _a_teardown(self, now: bool) -> None:
         client, self._client = self._client, None
@@ -256,6 +267,8 @@ class KernelSession:
             dead = False
         except DeadKernelError:
             dead = True
+        except BccError:  # e.g. Terminated raised by a signal handler: not a kernel fault
+            raise
         except Exception as exc:
             raise KernelError(f"kernel communication failed: {exc}") from exc
         reply = self._last_reply or {}

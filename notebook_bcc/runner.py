@@ -200,8 +200,8 @@ class Runner:
         except BudgetExhausted as exc:
             self._terminal(Event.ABORT, str(exc))
             exit_code, message = exc.exit_code, exc.one_line()
-        except (KeyboardInterrupt, Interrupted):
-            exc = Interrupted("interrupted by the user")
+        except (KeyboardInterrupt, Interrupted) as caught:
+            exc = caught if isinstance(caught, Interrupted) else Interrupted("interrupted (Ctrl-C)")
             self._terminal(Event.ABORT, str(exc))
             exit_code, message = exc.exit_code, exc.one_line()
         except LLMError as exc:
@@ -234,6 +234,7 @@ class Runner:
             startup_timeout=self.config.kernel_startup_timeout,
             output_cap_chars=self.config.output_cap_chars,
             excerpt_chars=self.config.excerpt_chars,
+            log_path=self.store.root / "kernel.log",
         )
         self.kernel.start()
         if self._resumed:

@@ -28,6 +28,7 @@ def json_run(tmp_path_factory: pytest.TempPathFactory):
         str(out),
         "--json",
         "--no-verify",
+        env={"PYTHONPROFILEIMPORTTIME": "1"},
     )
     return proc, out
 
@@ -43,6 +44,12 @@ def test_json_lines_all_parse(json_run):
         and transitions[-1]["to"] == "WORKFLOW_COMPLETED"
     )
     assert len(transitions) == len(list((out / "logs").glob("0*.xml")))
+
+
+def test_offline_run_never_imports_litellm(json_run):
+    proc, _ = json_run
+    assert "notebook_bcc.runner" in proc.stderr  # the import profile is there
+    assert "litellm" not in proc.stderr
 
 
 def test_status_json_matches_state(json_run):

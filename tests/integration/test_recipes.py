@@ -93,7 +93,7 @@ def _notebook(data_name: str, ctx: RecipeContext) -> nbformat.NotebookNode:
             new = (
                 nbformat.v4.new_markdown_cell if cell.kind == "text" else nbformat.v4.new_code_cell
             )
-            nb.cells.append(new(cell.content))
+            nb.cells.append(new(cell.content, metadata={"bcc_recipe": key}))
     nb.cells.append(nbformat.v4.new_code_cell(PROBE.format(names=names)))
     return nb
 
@@ -114,11 +114,39 @@ def run_recipes(data_file: Path, ctx: RecipeContext, workdir: Path) -> dict:
     probe_text = "".join(
         o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream"
     )
-    return json.loads(probe_text.split("BCC_PROBE ", 1)[1])
+    probe = json.loads(probe_text.split("BCC_PROBE ", 1)[1])
+    probe["result_lines"] = result_lines(nb)
+    return probe
+
+
+def result_lines(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """The last non-empty line each recipe's last code cell printed, by recipe key."""
+    last_cells = {
+        c.metadata["bcc_recipe"]: c
+        for c in nb.cells
+        if c.cell_type == "code" and "bcc_recipe" in c.metadata
+    }
+    lines = {}
+    for key, cell in last_cells.items():
+        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        printed = [line for line in text.splitlines() if line.strip()]
+        lines[key] = printed[-1] if printed else ""
+    return lines
+
+
+def check_result_lines(probe: dict, ctx: RecipeContext) -> None:
+    """Each step ends with one plain ``Result: ...`` sentence for the behavior reflector."""
+    lines = probe["result_lines"]
+    assert set(lines) == set(behavior_sequence(ctx.task))
+    for key, line in lines.items():
+        assert line.startswith("Result: "), (key, line)
+        assert len(line) <= 420 and "summary line failed" not in line, (key, line)
+        assert re.search(r"\d", line), (key, line)  # states measured numbers
 
 
 def check_probe(probe: dict, ctx: RecipeContext) -> None:
     assert probe["missing"] == [], f"variables not defined: {probe['missing']}"
+    check_result_lines(probe, ctx)
     assert probe["data_profile"]["n_rows"] > 0 and probe["clean_shape"][0] > 0
     assert probe["summary_len"] > 50
     assert "distributions.png" in probe["outputs"]
@@ -256,3 +284,24 @@ def test_shared_dataset_defensive_variant(name: str, tmp_path: Path) -> None:
     ctx = RecipeContext(target=target, task=row["task"], seed=42, variant=1)
     probe = run_recipes(SHARED / name, ctx, tmp_path)
     check_probe(probe, ctx)
+
+
+@pytest.mark.parametrize("example", ["penguins", "wine", "diabetes"])
+def test_examples_end_each_step_with_a_result_line(example: str, tmp_path: Path) -> None:
+    folder = EXAMPLES / example
+    meta = _front_matter(folder / "problem.md")
+    ctx = RecipeContext(target=meta.get("target"), task=meta["task"], seed=42)
+    probe = run_recipes(next(folder.glob("*.csv")), ctx, tmp_path)
+    check_probe(probe, ctx)
+    lines = probe["result_lines"]
+    rows = probe["data_profile"]["n_rows"]
+    assert lines["load_data"].startswith(f"Result: read {rows} rows and ")
+    if ctx.target is None:
+        assert "the target" not in lines["integrity_checks"]
+        return
+    metric = "accuracy" if ctx.task == "classification" else "R²"
+    metrics = probe["final_metrics"]
+    assert f"best 5-fold {metric}" in lines["model_selection"]
+    assert f"{metric} {metrics['test_score']:.3f}" in lines["holdout_evaluation"]
+    assert f"{metrics['baseline_score']:.3f} for the baseline" in lines["holdout_evaluation"]
+    assert lines["stability_check"].startswith("Result: over 20 bootstrap resamples")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from notebook_bcc.agents.offline import recipes_data, recipes_eda, recipes_model
+from notebook_bcc.agents.offline.recipes_data import RESULT_HELPERS
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,37 @@ def _wrap(
 
 # --------------------------------------------------------------------------- load_data
 
-LOAD_V0 = r"""
+
+LOAD_RESULT = (
+    RESULT_HELPERS
+    + r"""
+try:
+    _bcc_kind = {".parquet": "Parquet", ".pq": "Parquet", ".xlsx": "Excel", ".xlsm": "Excel", ".xls": "Excel"}
+    _bcc_seps = {",": "comma-separated", "\t": "tab-separated", ";": "semicolon-separated", "|": "pipe-separated"}
+    if data_ext in _bcc_kind:
+        _bcc_how = f"{_bcc_kind[data_ext]} file"
+    elif load_info.get("encoding") is None:
+        _bcc_how = f"{data_ext.lstrip('.').upper() or 'text'} file"
+    else:
+        _bcc_enc = {"utf-8-sig": "UTF-8", "latin-1": "Latin-1"}.get(load_info["encoding"], load_info["encoding"])
+        _bcc_sep = load_info.get("separator")
+        _bcc_how = f"{_bcc_enc}, " + _bcc_seps.get(_bcc_sep, "delimiter sniffed" if _bcc_sep in (None, "sniffed") else f"separator {_bcc_sep!r}")
+    _bcc_text = (
+        f"read {raw_dataset.shape[0]} rows and {raw_dataset.shape[1]} columns from {data_path} ({_bcc_how}); "
+        f"{raw_dataset.select_dtypes(include='number').shape[1]} of the columns are numeric"
+    )
+    if load_info.get("skipped_bad_lines"):
+        _bcc_text += "; malformed lines were skipped"
+    if _bcc_dropped_unnamed:
+        _bcc_text += f"; dropped {_bcc_count(len(_bcc_dropped_unnamed), 'empty unnamed column')}"
+except Exception as exc:
+    _bcc_text = f"read {raw_dataset.shape[0]} rows and {raw_dataset.shape[1]} columns (summary line failed: {type(exc).__name__})"
+_bcc_result(_bcc_text + ".")
+"""
+)
+
+LOAD_V0 = (
+    r"""
 import csv
 import io
 import json
@@ -108,6 +139,7 @@ def _bcc_read_delimited(path):
                 frame = pd.read_csv(path, sep=sep, encoding=encoding, skipinitialspace=True, low_memory=False)
             except pd.errors.ParserError as exc:
                 print(f"Malformed lines ({exc}); re-reading with the python engine, skipping bad lines.")
+                load_info["skipped_bad_lines"] = True
                 frame = pd.read_csv(path, sep=sep, encoding=encoding, skipinitialspace=True,
                                     engine="python", on_bad_lines="skip")
             load_info.update(encoding=encoding, separator=sep)
@@ -156,9 +188,13 @@ print("dtype counts:", raw_dataset.dtypes.astype(str).value_counts().to_dict())
 print(raw_dataset.iloc[:5, :12].to_string(max_colwidth=30))
 if raw_dataset.shape[1] > 12:
     print(f"... {raw_dataset.shape[1] - 12} more columns: {list(raw_dataset.columns[12:])}")
+_bcc_dropped_unnamed = empty_unnamed
 """
+    + LOAD_RESULT
+)
 
-LOAD_V1 = r"""
+LOAD_V1 = (
+    r"""
 import json
 import os
 import re
@@ -195,7 +231,8 @@ names = [re.sub(r"\s+", " ", str(c).replace("ï»¿", "").replace("\ufeff", ""))
 names = [n or f"column_{i}" for i, n in enumerate(names)]
 names = [n if names.index(n) == i else f"{n}_{i}" for i, n in enumerate(names)]
 raw_dataset.columns = names
-raw_dataset = raw_dataset.drop(columns=[c for c in names if c.startswith("Unnamed:") and raw_dataset[c].isna().all()])
+_bcc_dropped_unnamed = [c for c in names if c.startswith("Unnamed:") and raw_dataset[c].isna().all()]
+raw_dataset = raw_dataset.drop(columns=_bcc_dropped_unnamed)
 if len(raw_dataset.columns) and raw_dataset.columns[0].startswith("Unnamed:") and "index" not in raw_dataset.columns:
     raw_dataset = raw_dataset.rename(columns={raw_dataset.columns[0]: "index"})
 data_profile = {
@@ -207,6 +244,8 @@ print(f"Loaded {data_path}: {raw_dataset.shape[0]} rows x {raw_dataset.shape[1]}
 print(raw_dataset.dtypes.astype(str).value_counts().to_dict())
 print(raw_dataset.iloc[:5, :12].to_string(max_colwidth=30))
 """
+    + LOAD_RESULT
+)
 
 
 def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:

@@ -25,6 +25,37 @@ if TARGET is not None and TARGET not in FRAME.columns:
 """
 
 
+# Helpers for the closing line of every recipe's last cell: one plain-language sentence that
+# starts with "Result: " and states the step's key numbers (the behavior reflector quotes it).
+RESULT_HELPERS = r"""
+
+# --- one-line result for the reader
+def _bcc_names(names, limit=5):
+    names = [str(n) if len(str(n)) <= 40 else str(n)[:39] + "..." for n in names]
+    if not names:
+        return "none"
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def _bcc_count(n, word, plural=None):
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def _bcc_fmt(value, spec=".3f"):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return "n/a"
+    return "n/a" if value != value else format(value, spec)
+
+
+def _bcc_result(text):
+    text = " ".join(str(text).split())
+    print("Result: " + (text if len(text) <= 400 else text[:396].rstrip() + " ..."))
+"""
+
+
 # Column-type helpers shared by the integrity and cleaning cells (variant 0).
 HELPERS = r"""
 def _bcc_text_columns(frame):
@@ -71,6 +102,42 @@ def _bcc_parse_dates(series):
                 pass
     return best
 """
+
+
+# Closing result line of the integrity cell (both variants): built from ``integrity_report``.
+INTEGRITY_RESULT = (
+    RESULT_HELPERS
+    + r"""
+try:
+    _bcc_missing = integrity_report["missing"]
+    if _bcc_missing:
+        _bcc_worst = max(_bcc_missing, key=_bcc_missing.get)
+        _bcc_text = (
+            f"{_bcc_count(sum(_bcc_missing.values()), 'missing value')} in {_bcc_count(len(_bcc_missing), 'column')} "
+            f"(most in {_bcc_worst}: {_bcc_missing[_bcc_worst]})"
+        )
+    else:
+        _bcc_text = "no missing values"
+    _bcc_text += f", {_bcc_count(integrity_report['duplicate_rows'], 'duplicate row')}"
+    _bcc_empty = integrity_report["empty_columns"]
+    _bcc_text += f"; constant: {_bcc_names(integrity_report['constant_columns'])}"
+    if _bcc_empty:
+        _bcc_text += f" ({len(_bcc_empty)} of them entirely empty)"
+    _bcc_text += (
+        f"; ID-like: {_bcc_names(integrity_report['id_like_columns'])}"
+        f"; numbers stored as text: {_bcc_names(integrity_report['numeric_text_columns'])}"
+        f"; dates: {_bcc_names(integrity_report['date_like_columns'])}"
+    )
+    if "target" in integrity_report:
+        _bcc_tm = integrity_report["target_missing"]
+        _bcc_text += f"; the target {integrity_report['target']} has " + (
+            _bcc_count(_bcc_tm, "missing value") if _bcc_tm else "no missing values"
+        )
+except Exception as exc:
+    _bcc_text = f"integrity checked for {raw_dataset.shape[1]} columns (summary line failed: {type(exc).__name__})"
+_bcc_result(_bcc_text + ".")
+"""
+)
 
 
 # ---------------------------------------------------------------------- integrity_checks
@@ -159,6 +226,7 @@ for key in ("id_like_columns", "numeric_text_columns", "date_like_columns", "con
 if TARGET is not None:
     print(f"target {TARGET!r}: {integrity_report['target_missing']} missing values")
 """
+    + INTEGRITY_RESULT
 )
 
 INTEGRITY_V1 = (
@@ -205,6 +273,7 @@ if TARGET is not None:
 for key, value in integrity_report.items():
     print(f"{key}: {value}")
 """
+    + INTEGRITY_RESULT
 )
 
 
@@ -227,6 +296,43 @@ def integrity_checks(ctx: RecipeContext) -> Pairs:
             INTEGRITY_V0,
         )
     ]
+
+
+# Closing result line of the cleaning cell (both variants): column changes are read off
+# ``raw_dataset`` versus ``clean_dataset``; each variant first lists its other actions in
+# ``_bcc_notes``.
+CLEAN_RESULT = (
+    RESULT_HELPERS
+    + r"""
+try:
+    _bcc_kept = [c for c in clean_dataset.columns if c in raw_dataset.columns]
+    _bcc_to_num = [
+        c for c in _bcc_kept
+        if pd.api.types.is_numeric_dtype(clean_dataset[c]) and not pd.api.types.is_numeric_dtype(raw_dataset[c])
+    ]
+    _bcc_to_date = [
+        c for c in _bcc_kept
+        if pd.api.types.is_datetime64_any_dtype(clean_dataset[c]) and not pd.api.types.is_datetime64_any_dtype(raw_dataset[c])
+    ]
+    _bcc_dropped = [c for c in raw_dataset.columns if c not in clean_dataset.columns]
+    _bcc_actions = []
+    if _bcc_to_num:
+        _bcc_actions.append(f"converted {_bcc_count(len(_bcc_to_num), 'text column')} to numbers: {_bcc_names(_bcc_to_num, 3)}")
+    if _bcc_to_date:
+        _bcc_actions.append(f"parsed {_bcc_count(len(_bcc_to_date), 'date column')}: {_bcc_names(_bcc_to_date, 3)}")
+    if _bcc_dropped:
+        _bcc_actions.append(f"dropped {_bcc_count(len(_bcc_dropped), 'constant or empty column')}: {_bcc_names(_bcc_dropped, 3)}")
+    _bcc_actions += _bcc_notes
+    _bcc_text = f"clean_dataset has {clean_dataset.shape[0]} rows and {clean_dataset.shape[1]} columns"
+    if _bcc_actions:
+        _bcc_text += f" after {_bcc_count(len(_bcc_actions), 'cleaning action')} ({'; '.join(_bcc_actions)})"
+    else:
+        _bcc_text += "; no cleaning was needed"
+except Exception as exc:
+    _bcc_text = f"clean_dataset has {clean_dataset.shape[0]} rows and {clean_dataset.shape[1]} columns (summary line failed: {type(exc).__name__})"
+_bcc_result(_bcc_text + ".")
+"""
+)
 
 
 # ---------------------------------------------------------------------------- clean_data
@@ -316,7 +422,22 @@ print(f"shape {_start_shape} -> {clean_dataset.shape}")
 for line in cleaning_log:
     print(" -", line)
 print("dtype counts:", clean_dataset.dtypes.astype(str).value_counts().to_dict())
+
+_bcc_notes = []
+if _changed:
+    _bcc_notes.append(f"stripped whitespace or blanked empty strings in {_changed} cells")
+if _lost:
+    _bcc_notes.append(f"set {_lost} unparseable numbers to NaN")
+if _inf:
+    _bcc_notes.append(f"replaced {_inf} infinite values with NaN")
+if _empty_rows.any():
+    _bcc_notes.append(f"dropped {int(_empty_rows.sum())} fully empty rows")
+if _dups:
+    _bcc_notes.append(f"dropped {_dups} duplicate rows")
+if TARGET is not None and _no_target.any():
+    _bcc_notes.append(f"dropped {int(_no_target.sum())} rows without a target")
 """
+    + CLEAN_RESULT
 )
 
 CLEAN_V1 = (
@@ -343,17 +464,21 @@ if _drop:
     cleaning_log.append(f"dropped constant/empty columns {_drop}")
 _n = len(clean_dataset)
 clean_dataset = clean_dataset.drop_duplicates()
+_bcc_notes = [f"dropped {_n - len(clean_dataset)} duplicate rows"] if _n > len(clean_dataset) else []
 cleaning_log.append(f"dropped {_n - len(clean_dataset)} duplicate rows")
 if TARGET is not None:
     if TASK == "regression":
         clean_dataset[TARGET] = pd.to_numeric(clean_dataset[TARGET], errors="coerce")
     _n = len(clean_dataset)
     clean_dataset = clean_dataset.dropna(subset=[TARGET])
+    if _n > len(clean_dataset):
+        _bcc_notes.append(f"dropped {_n - len(clean_dataset)} rows without a target")
     cleaning_log.append(f"dropped {_n - len(clean_dataset)} rows without target")
 clean_dataset = clean_dataset.reset_index(drop=True)
 print(clean_dataset.shape)
 print("\n".join(cleaning_log))
 """
+    + CLEAN_RESULT
 )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from notebook_bcc.agents.offline.recipes_data import TARGET_SNIPPET
+from notebook_bcc.agents.offline.recipes_data import RESULT_HELPERS, TARGET_SNIPPET
 
 if TYPE_CHECKING:
     from notebook_bcc.agents.offline.recipes import RecipeContext
@@ -29,6 +29,54 @@ category_cols = [c for c in clean_dataset.columns if c not in numeric_cols and c
 """
 
 # --------------------------------------------------------------------------- univariate
+
+
+# Closing result line of the univariate cell (both variants), computed from ``clean_dataset``.
+UNIVARIATE_RESULT = (
+    RESULT_HELPERS
+    + r"""
+try:
+    _bcc_num = [
+        c for c in clean_dataset.columns
+        if pd.api.types.is_numeric_dtype(clean_dataset[c]) and not pd.api.types.is_bool_dtype(clean_dataset[c])
+    ]
+    _bcc_dates = [c for c in clean_dataset.columns if pd.api.types.is_datetime64_any_dtype(clean_dataset[c])]
+    _bcc_cats = [c for c in clean_dataset.columns if c not in _bcc_num and c not in _bcc_dates]
+    if _bcc_num:
+        _bcc_text = _bcc_count(len(_bcc_num), "numeric column")
+        _bcc_skew = clean_dataset[_bcc_num].astype("float64").skew().dropna()
+        if len(_bcc_skew):
+            _bcc_top = _bcc_skew.abs().idxmax()
+            _bcc_k = int((_bcc_skew.abs() > 1).sum())
+            _bcc_text += (
+                f", {_bcc_k if _bcc_k else 'none'} strongly skewed (|skew| > 1); "
+                f"the most skewed is {_bcc_top} (skew {_bcc_skew[_bcc_top]:+.2f})"
+            )
+    else:
+        _bcc_text = "no numeric columns"
+    _bcc_missing = clean_dataset.isna().mean()
+    if len(_bcc_missing) and _bcc_missing.max() > 0:
+        _bcc_top = _bcc_missing.idxmax()
+        _bcc_text += f"; the most incomplete is {_bcc_top} ({100 * _bcc_missing[_bcc_top]:.1f}% missing)"
+    else:
+        _bcc_text += "; no missing values"
+    _bcc_small = []
+    for _c in _bcc_cats:
+        try:
+            if clean_dataset[_c].nunique() <= 30:
+                _bcc_small.append(_c)
+        except TypeError:
+            pass
+    _bcc_text += f"; {_bcc_count(len(_bcc_cats), 'categorical column')}"
+    if _bcc_cats:
+        _bcc_text += f" ({len(_bcc_small)} with at most 30 levels)"
+    if _bcc_dates:
+        _bcc_text += f"; {_bcc_count(len(_bcc_dates), 'date column')}"
+except Exception as exc:
+    _bcc_text = f"summarised {clean_dataset.shape[1]} columns (summary line failed: {type(exc).__name__})"
+_bcc_result(_bcc_text + ".")
+"""
+)
 
 UNIVARIATE_V0 = (
     r"""
@@ -85,9 +133,11 @@ for c in _cat_show[:6]:
     print(f"\n{c} ({clean_dataset[c].nunique()} levels):")
     print(pd.DataFrame({"count": counts, "%": share}).head(8).to_string())
 """
+    + UNIVARIATE_RESULT
 )
 
-UNIVARIATE_V1 = r"""
+UNIVARIATE_V1 = (
+    r"""
 _num = clean_dataset.select_dtypes(include="number")
 numeric_summary = _num.describe().T if _num.shape[1] else pd.DataFrame()
 print(numeric_summary.round(3).head(40).to_string() if len(numeric_summary) else "No numeric columns.")
@@ -115,6 +165,8 @@ for c in [c for c in clean_dataset.columns if c not in _num.columns][:6]:
     except Exception as exc:
         print(f"{c}: {exc}")
 """
+    + UNIVARIATE_RESULT
+)
 
 
 def univariate_eda(ctx: RecipeContext) -> Pairs:
@@ -139,6 +191,48 @@ def univariate_eda(ctx: RecipeContext) -> Pairs:
 
 
 # ------------------------------------------------------------------------- relationships
+
+
+# Closing result line of the relationship cell (both variants). Each variant defines
+# ``_bcc_labels`` (association measure per feature) and ``_bcc_extra`` (its own findings).
+RELATIONSHIP_RESULT = (
+    RESULT_HELPERS
+    + r"""
+try:
+    if strongest_correlations:
+        _a, _b, _r = strongest_correlations[0]
+        _bcc_text = f"the strongest correlation is {_a} ~ {_b} (r = {_bcc_fmt(_r, '+.2f')})"
+    elif correlation_matrix.empty:
+        _bcc_text = "fewer than two usable numeric columns, so no correlations"
+    else:
+        _bcc_text = "no correlation between the numeric columns could be measured"
+    if TARGET is not None:
+        if len(target_associations):
+            _c = target_associations.index[0]
+            _bcc_text += (
+                f"; the feature most associated with {TARGET} is {_c} "
+                f"({_bcc_labels.get(_c, '|r|')} {_bcc_fmt(target_associations.iloc[0], '.2f')})"
+            )
+        else:
+            _bcc_text += f"; no feature association with {TARGET} was measured"
+        if TASK == "classification" and TARGET in clean_dataset.columns:
+            _shares = clean_dataset[TARGET].dropna().astype(str).value_counts(normalize=True)
+            if len(_shares) >= 2:
+                _bcc_text += (
+                    f"; {TARGET} has {len(_shares)} classes, from {_shares.index[-1]} ({100 * _shares.iloc[-1]:.1f}%) "
+                    f"to {_shares.index[0]} ({100 * _shares.iloc[0]:.1f}%)"
+                )
+    _bcc_text += "".join(f"; {x}" for x in _bcc_extra)
+    _bcc_dates = [c for c in clean_dataset.columns if pd.api.types.is_datetime64_any_dtype(clean_dataset[c])]
+    if _bcc_dates:
+        _d = max(_bcc_dates, key=lambda c: clean_dataset[c].nunique())
+        if clean_dataset[_d].notna().any():
+            _bcc_text += f"; {_d} spans {clean_dataset[_d].min().date()} to {clean_dataset[_d].max().date()}"
+except Exception as exc:
+    _bcc_text = f"relationships computed for {clean_dataset.shape[1]} columns (summary line failed: {type(exc).__name__})"
+_bcc_result(_bcc_text + ".")
+"""
+)
 
 RELATIONSHIP_V0 = (
     r"""
@@ -206,6 +300,7 @@ else:
     print("Fewer than two numeric columns: no correlation matrix.")
 
 target_associations = pd.Series(dtype=float)
+_methods, _assoc = {}, {}
 if TARGET is not None and TARGET in clean_dataset.columns:
     _y = clean_dataset[TARGET]
     fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -305,7 +400,24 @@ if date_cols and _ts_cols:
         if info:
             timeseries_summary[str(c)] = info
             print(f"  {c}: {info}")
+
+_bcc_labels = {
+    c: {"|pearson r|": "|r|", "cramers V": "Cramér's V"}.get(m, m.split(" (")[0]) for c, m in _methods.items()
+}
+_bcc_extra = []
+if _assoc:
+    (_a, _b), _v = max(_assoc.items(), key=lambda kv: kv[1])
+    _bcc_extra.append(f"the strongest association between categories is {_a} ~ {_b} (Cramér's V {_v:.2f})")
+for _g, _etas in list(group_differences.items())[:1]:
+    _c, _v = next(iter(_etas.items()))
+    _bcc_extra.append(f"between the levels of {_g}, {_c} differs most (eta {_v:.2f})")
+for _c, _info in list(timeseries_summary.items())[:1]:
+    if "trend_per_year" in _info:
+        _bcc_extra.append(f"{_c} changes by {_info['trend_per_year']:+.4g} per year")
+    if "seasonal_amplitude" in _info:
+        _bcc_extra.append(f"{_c} has a seasonal swing of {_info['seasonal_amplitude']:.3g} (peak in month {_info['peak_month']})")
 """
+    + RELATIONSHIP_RESULT
 )
 
 RELATIONSHIP_V1 = (
@@ -362,7 +474,9 @@ if _dates and _num.shape[1]:
         plt.show()
     except Exception as exc:
         print(f"time-series plot failed: {exc}")
+_bcc_labels, _bcc_extra = {}, []
 """
+    + RELATIONSHIP_RESULT
 )
 
 
@@ -399,7 +513,34 @@ def relationship_eda(ctx: RecipeContext) -> Pairs:
 
 # ------------------------------------------------------------------------------ summary
 
-SUMMARY_V0 = r"""
+
+# Closing result line of the summary cell (both variants), read off ``analysis_summary``.
+SUMMARY_RESULT = (
+    RESULT_HELPERS
+    + r"""
+import re
+
+try:
+    _bcc_sections = re.findall(r"^- \*\*([^*]+)\*\*", analysis_summary, re.M)
+    if _bcc_sections:
+        _bcc_text = f"the summary above covers {_bcc_count(len(_bcc_sections), 'section')} ({_bcc_names(_bcc_sections, 8)})"
+    else:
+        _bcc_text = f"the summary above lists {_bcc_count(len(re.findall(r'^- ', analysis_summary, re.M)), 'point')}"
+    _bcc_text += f"; {clean_dataset.shape[0]} rows x {clean_dataset.shape[1]} columns after cleaning"
+    _fm = globals().get("final_metrics")
+    if isinstance(_fm, dict):
+        _bcc_text += (
+            f"; the final model {_fm['model']} scores hold-out {'accuracy' if _fm['metric'] == 'accuracy' else 'R²'} "
+            f"{_bcc_fmt(_fm['test_score'])} against {_bcc_fmt(_fm['baseline_score'])} for the baseline"
+        )
+except Exception as exc:
+    _bcc_text = f"the summary above has {len(analysis_summary.splitlines())} lines (summary line failed: {type(exc).__name__})"
+_bcc_result(_bcc_text + ".")
+"""
+)
+
+SUMMARY_V0 = (
+    r"""
 from IPython.display import Markdown, display
 
 _g = globals()
@@ -446,8 +587,11 @@ if isinstance(_st, dict) and _st.get("bootstrap_mean") is not None:
 analysis_summary = "\n".join(_lines)
 display(Markdown(analysis_summary))
 """
+    + SUMMARY_RESULT
+)
 
-SUMMARY_V1 = r"""
+SUMMARY_V1 = (
+    r"""
 _g = globals()
 _parts = ["## Analysis summary", "", f"- Rows after cleaning: {len(clean_dataset)}; columns: {clean_dataset.shape[1]}."]
 _parts += [f"- {a}" for a in (_g.get("cleaning_log") or [])[:5]]
@@ -463,6 +607,8 @@ try:
 except Exception:
     print(analysis_summary)
 """
+    + SUMMARY_RESULT
+)
 
 
 def final_summary(ctx: RecipeContext) -> Pairs:

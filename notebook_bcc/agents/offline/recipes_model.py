@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from notebook_bcc.agents.offline.recipes_data import TARGET_SNIPPET
+from notebook_bcc.agents.offline.recipes_data import RESULT_HELPERS, TARGET_SNIPPET
 
 if TYPE_CHECKING:
     from notebook_bcc.agents.offline.recipes import RecipeContext
@@ -18,7 +18,7 @@ Pairs = list[tuple[str, str]]
 _NO_TARGET = r"""
 feature_columns, model_comparison, best_model_name = [], {}, None
 final_model, final_metrics, stability_report = None, None, None
-print("No target column was given: modelling is skipped (EDA-only problem).")
+print("Result: no target column was given, so modelling is skipped (EDA-only problem).")
 """
 
 # Rebuilds the CV splitter used in model selection for a given seed.
@@ -29,6 +29,40 @@ def _bcc_cv(seed):
         return StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     return KFold(n_splits=n_splits, shuffle=True, random_state=seed)
 """
+
+
+# Closing result line of the model comparison cell (both variants).
+COMPARE_RESULT = (
+    RESULT_HELPERS
+    + r"""
+try:
+    _bcc_metric = "accuracy" if scoring == "accuracy" else "R²"
+    _bcc_ok = {
+        n: v for n, v in model_comparison.items() if v.get("cv_mean") is not None and v["cv_mean"] == v["cv_mean"]
+    }
+    _bcc_base = next((n for n in model_comparison if n.startswith("dummy")), None)
+    _bcc_best = model_comparison[best_model_name]
+    _bcc_score = f"{_bcc_fmt(_bcc_best['cv_mean'])} ± {_bcc_fmt(_bcc_best['cv_std'])}"
+    _bcc_others = [f"{n} {_bcc_fmt(v['cv_mean'])}" for n, v in _bcc_ok.items() if n not in (best_model_name, _bcc_base)]
+    if best_model_name == _bcc_base:
+        _bcc_text = f"no model beats the baseline {best_model_name}, whose {cv.get_n_splits()}-fold {_bcc_metric} is {_bcc_score}"
+    else:
+        _bcc_text = f"{best_model_name} has the best {cv.get_n_splits()}-fold {_bcc_metric}, {_bcc_score}, against " + (
+            f"{_bcc_fmt(_bcc_ok[_bcc_base]['cv_mean'])} for the baseline" if _bcc_base in _bcc_ok else "a baseline that failed"
+        )
+    if _bcc_others:
+        _bcc_text += f" ({'; '.join(_bcc_others)})"
+    _bcc_failed = [n for n in model_comparison if n not in _bcc_ok]
+    if _bcc_failed:
+        _bcc_text += f"; failed: {_bcc_names(_bcc_failed)}"
+    _bcc_text += f"; {len(X_train)} training rows, {_bcc_count(len(feature_columns), 'feature')}"
+    if dropped_features:
+        _bcc_text += f", {_bcc_count(len(dropped_features), 'column')} excluded ({_bcc_names(dropped_features, 3)})"
+except Exception as exc:
+    _bcc_text = f"best model {best_model_name} (summary line failed: {type(exc).__name__})"
+_bcc_result(_bcc_text + ".")
+"""
+)
 
 PREPARE_V0 = (
     r"""
@@ -209,6 +243,7 @@ print(f"{cv.get_n_splits()}-fold {type(cv).__name__} on the training part, metri
 print(pd.DataFrame(model_comparison).T.sort_values("cv_mean", ascending=False).to_string())
 print(f"best model: {best_model_name}")
 """
+    + COMPARE_RESULT
 )
 
 PREPARE_V1 = (
@@ -241,7 +276,8 @@ print(f"train {X_train.shape}, test {X_test.shape}; excluded: {dropped_features}
 """
 )
 
-COMPARE_V1 = r"""
+COMPARE_V1 = (
+    r"""
 import warnings
 
 from sklearn.dummy import DummyClassifier, DummyRegressor
@@ -281,6 +317,8 @@ best_model_name = max(_ok, key=lambda k: _ok[k]["cv_mean"])
 print(pd.DataFrame(model_comparison).T.to_string())
 print("best model:", best_model_name)
 """
+    + COMPARE_RESULT
+)
 
 
 def model_selection(ctx: RecipeContext) -> Pairs:
@@ -323,7 +361,27 @@ def model_selection(ctx: RecipeContext) -> Pairs:
     ]
 
 
-HOLDOUT_V0 = r"""
+# Closing result line of the hold-out cell (both variants); ``_bcc_extra`` adds the variant's
+# own measurements.
+HOLDOUT_RESULT = (
+    RESULT_HELPERS
+    + r"""
+try:
+    _bcc_metric = "accuracy" if final_metrics["metric"] == "accuracy" else "R²"
+    _bcc_text = (
+        f"on the {len(y_test)} hold-out rows {final_metrics['model']} scores {_bcc_metric} "
+        f"{_bcc_fmt(final_metrics['test_score'])} (CV {_bcc_fmt(final_metrics['cv_mean'])}), "
+        f"against {_bcc_fmt(final_metrics['baseline_score'])} for the baseline"
+    )
+    _bcc_text += "".join(f"; {x}" for x in _bcc_extra)
+except Exception as exc:
+    _bcc_text = f"hold-out metrics {final_metrics} (summary line failed: {type(exc).__name__})"
+_bcc_result(_bcc_text + ".")
+"""
+)
+
+HOLDOUT_V0 = (
+    r"""
 import json
 import warnings
 
@@ -352,7 +410,8 @@ print(json.dumps(final_metrics, indent=2))
 
 fig, ax = plt.subplots(figsize=(5.5, 4.5))
 if TASK == "classification":
-    print(f"balanced accuracy: {balanced_accuracy_score(y_test, y_pred):.4f}")
+    _bal = balanced_accuracy_score(y_test, y_pred)
+    print(f"balanced accuracy: {_bal:.4f}")
     _labels = sorted(pd.unique(pd.concat([pd.Series(y_test), pd.Series(y_pred)])), key=str)
     _cm = pd.crosstab(pd.Series(np.asarray(y_test), name="actual"), pd.Series(y_pred, name="predicted"))
     _cm = _cm.reindex(index=_labels, columns=_labels, fill_value=0)
@@ -387,9 +446,22 @@ feature_importance = pd.DataFrame(
 ).sort_values("importance_mean", ascending=False)
 print("Permutation importance on the hold-out set (top 10):")
 print(feature_importance.head(10).round(4).to_string())
-"""
 
-HOLDOUT_V1 = r"""
+if TASK == "classification":
+    _bcc_extra = [f"balanced accuracy {_bal:.3f}"]
+else:
+    _bcc_extra = [f"MAE {_mae:.4g}, RMSE {_rmse:.4g}"]
+if len(feature_importance):
+    _bcc_extra.append(
+        f"it relies most on {feature_importance.index[0]} "
+        f"(permutation importance {feature_importance['importance_mean'].iloc[0]:.3f})"
+    )
+"""
+    + HOLDOUT_RESULT
+)
+
+HOLDOUT_V1 = (
+    r"""
 import json
 
 from sklearn.base import clone
@@ -409,7 +481,10 @@ final_metrics = {
     "model": str(best_model_name),
 }
 print(json.dumps(final_metrics, indent=2))
+_bcc_extra = []
 """
+    + HOLDOUT_RESULT
+)
 
 
 def holdout_evaluation(ctx: RecipeContext) -> Pairs:
@@ -436,6 +511,36 @@ def holdout_evaluation(ctx: RecipeContext) -> Pairs:
         )
     ]
 
+
+# Closing result line of the stability cell (both variants), read off ``stability_report``.
+STABILITY_RESULT = (
+    RESULT_HELPERS
+    + r"""
+try:
+    _bcc_st = stability_report
+    _bcc_metric = "accuracy" if _bcc_st["metric"] == "accuracy" else "R²"
+    if _bcc_st.get("bootstrap_mean") is not None:
+        _bcc_text = (
+            f"over {_bcc_st['bootstrap_resamples']} bootstrap resamples the hold-out {_bcc_metric} is "
+            f"{_bcc_fmt(_bcc_st['bootstrap_mean'])} (5th–95th percentile {_bcc_fmt(_bcc_st['bootstrap_p05'])}"
+            f"–{_bcc_fmt(_bcc_st['bootstrap_p95'])})"
+        )
+    else:
+        _bcc_text = "no bootstrap resample of the hold-out set could be scored"
+    if _bcc_st.get("cv_seed_spread") is not None:
+        _bcc_text += (
+            f"; across {len(_bcc_st['cv_mean_by_seed'])} seeds the CV mean varies by {_bcc_fmt(_bcc_st['cv_seed_spread'])}"
+        )
+    else:
+        _bcc_text += "; cross-validation could not be repeated across seeds"
+    _bcc_spread, _bcc_sd = _bcc_st.get("cv_seed_spread"), _bcc_st.get("bootstrap_std")
+    if _bcc_spread is not None and _bcc_sd is not None and _bcc_spread == _bcc_spread and _bcc_sd == _bcc_sd:
+        _bcc_text += ", so the result is " + ("stable" if _bcc_spread < 0.02 and _bcc_sd < 0.05 else "noticeably variable")
+except Exception as exc:
+    _bcc_text = f"stability measured (summary line failed: {type(exc).__name__})"
+_bcc_result(_bcc_text + ".")
+"""
+)
 
 STABILITY_V0 = (
     r"""
@@ -472,23 +577,24 @@ for seed in (SEED + 1, SEED + 2):
                                  scoring=final_metrics["metric"], error_score=np.nan, n_jobs=1)
     _cv_by_seed[str(seed)] = round(float(np.nanmean(scores)), 4)
 _seed_means = np.array(list(_cv_by_seed.values()), dtype=float)
+_has_boot = len(_boot) > 0
 stability_report = {
     "metric": final_metrics["metric"],
     "bootstrap_resamples": int(len(_boot)),
-    "bootstrap_mean": round(float(_boot.mean()), 4),
-    "bootstrap_std": round(float(_boot.std()), 4),
-    "bootstrap_p05": round(float(np.percentile(_boot, 5)), 4),
-    "bootstrap_p95": round(float(np.percentile(_boot, 95)), 4),
+    "bootstrap_mean": round(float(_boot.mean()), 4) if _has_boot else None,
+    "bootstrap_std": round(float(_boot.std()), 4) if _has_boot else None,
+    "bootstrap_p05": round(float(np.percentile(_boot, 5)), 4) if _has_boot else None,
+    "bootstrap_p95": round(float(np.percentile(_boot, 95)), 4) if _has_boot else None,
     "cv_mean_by_seed": _cv_by_seed,
     "cv_seed_spread": round(float(_seed_means.max() - _seed_means.min()), 4),
 }
 print(json.dumps(stability_report, indent=2))
-_verdict = "stable" if stability_report["cv_seed_spread"] < 0.02 and stability_report["bootstrap_std"] < 0.05 else "noticeably variable"
-print(f"The {final_metrics['metric']} of {best_model_name} is {_verdict} across resamples and seeds.")
 """
+    + STABILITY_RESULT
 )
 
-STABILITY_V1 = r"""
+STABILITY_V1 = (
+    r"""
 import json
 
 from sklearn.base import clone
@@ -527,6 +633,8 @@ stability_report = {
 }
 print(json.dumps(stability_report, indent=2))
 """
+    + STABILITY_RESULT
+)
 
 
 def stability_check(ctx: RecipeContext) -> Pairs:
