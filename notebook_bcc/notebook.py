@@ -54,6 +54,16 @@ def parameters_source(problem_title: str, files: Sequence[str], seed: int) -> st
     )
 
 
+INPUTS_SOURCE = (
+    "# papermill -p passes strings: accept a JSON list or a single path as well as a list\n"
+    "if isinstance(user_submit_files, str):\n"
+    "    import json\n"
+    "    _text = user_submit_files.strip()\n"
+    '    user_submit_files = json.loads(_text) if _text.startswith("[") else [_text]\n'
+    "user_submit_files = [str(path) for path in user_submit_files]\n"
+)
+
+
 class NotebookDocument:
     """An nbformat notebook plus the operations the runner needs; ``save`` after each change."""
 
@@ -81,6 +91,7 @@ class NotebookDocument:
             metadata={"tags": ["parameters"], "bcc": {"role": "parameters"}},
         )
         nb.cells.append(params)
+        nb.cells.append(new_code_cell(INPUTS_SOURCE, metadata={"bcc": {"role": "inputs"}}))
         return cls(nb, writer)
 
     @classmethod
@@ -117,8 +128,18 @@ class NotebookDocument:
     def remove(self, index: int) -> None:
         del self.nb.cells[index]
 
-    def set_parameters_outputs(self, outputs: Sequence[dict[str, Any]], count: int | None) -> None:
-        cell = self.nb.cells[1]
+    def setup_cells(self) -> list[nbformat.NotebookNode]:
+        """The parameters cell and the inputs cell that follows it."""
+        return [
+            c
+            for c in self.nb.cells[:3]
+            if c.metadata.get("bcc", {}).get("role") in ("parameters", "inputs")
+        ]
+
+    @staticmethod
+    def set_outputs(
+        cell: nbformat.NotebookNode, outputs: Sequence[dict[str, Any]], count: int | None
+    ) -> None:
         cell.outputs = [nbformat.from_dict(o) for o in outputs]
         cell.execution_count = count
 

@@ -240,11 +240,11 @@ class Runner:
         if self._resumed:
             self._replay_notebook("resume")
         else:
-            params = self.doc.nb.cells[1].source
-            outcome = self.kernel.run_cell(params)
-            if outcome.status != "ok":
-                raise KernelError(f"the parameters cell failed: {outcome.excerpt[-300:]}")
-            self.doc.set_parameters_outputs(outcome.outputs, outcome.execution_count)
+            for cell in self.doc.setup_cells():
+                outcome = self.kernel.run_cell(cell.source)
+                if outcome.status != "ok":
+                    raise KernelError(f"the parameters cell failed: {outcome.excerpt[-300:]}")
+                self.doc.set_outputs(cell, outcome.outputs, outcome.execution_count)
             self._observe_kernel("parameters")
             self.doc.save()
 

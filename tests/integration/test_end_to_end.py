@@ -37,10 +37,9 @@ def check_run_dir(run: Path) -> dict:
     nbformat.validate(nb)
     assert (nb.nbformat, nb.nbformat_minor) == (4, 5)
     assert nb.cells[1].metadata["tags"] == ["parameters"]
-    for cell in nb.cells[2:]:
-        assert {"stage", "step", "behavior", "iteration", "seq"} <= set(
-            cell.metadata["bcc"]
-        ) or cell.metadata["bcc"].get("role") in ("stage", "step")
+    assert nb.cells[2].metadata["bcc"]["role"] == "inputs"
+    for cell in nb.cells[3:]:  # every generated cell says where it came from
+        assert {"stage", "step", "behavior", "iteration", "seq"} <= set(cell.metadata["bcc"])
     variables = nb.metadata["bcc"]["variables"]
     assert variables and {"name", "status", "kind", "bytes", "created_by"} <= set(variables[0])
     # logs: parse, chain from IDLE to WORKFLOW_COMPLETED, agent transitions complete

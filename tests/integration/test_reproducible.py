@@ -1,0 +1,97 @@
+"""The produced notebook outside bcc: papermill with other data, nbconvert to HTML with images."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.conftest import ROOT, run_bcc
+
+
+@pytest.fixture(scope="module")
+def penguins_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    example = ROOT / "examples" / "penguins"
+    out = tmp_path_factory.mktemp("repro") / "run"
+    proc = run_bcc(
+        "run",
+        str(example / "problem.md"),
+        str(example / "penguins.csv"),
+        "--out",
+        str(out),
+        "--quiet",
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_verification_is_recorded_in_the_notebook(penguins_run: Path):
+    nb = nbformat.read(penguins_run / "notebook.ipynb", as_version=4)
+    assert nb.metadata["bcc"]["verification"]["status"] == "passed"
+
+
+def test_papermill_runs_the_notebook_on_a_resampled_copy(penguins_run: Path, tmp_path: Path):
+    import pandas as pd
+
+    frame = pd.read_csv(penguins_run / "assets" / "penguins.csv")
+    resampled = frame.sample(n=len(frame), replace=True, random_state=7)
+    other = penguins_run / "outputs" / "resampled.csv"
+    resampled.to_csv(other, index=False)
+    out = tmp_path / "out.ipynb"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "papermill",
+            str(penguins_run / "notebook.ipynb"),
+            str(out),
+            "-p",
+            "user_submit_files",
+            json.dumps(["outputs/resampled.csv"]),
+            "--cwd",
+            str(penguins_run),
+            "-k",
+            "python3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    executed = nbformat.read(out, as_version=4)
+    injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert injected and "resampled.csv" in injected[0].source
+    texts = "".join(
+        o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.outputs
+    )
+    assert "outputs/resampled.csv" in texts  # the analysis really read the other file
+
+
+def test_nbconvert_html_embeds_the_plots(penguins_run: Path, tmp_path: Path):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "html",
+            str(penguins_run / "notebook.ipynb"),
+            "--output-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    html = (tmp_path / "notebook.html").read_text(encoding="utf-8")
+    images = html.count("data:image/png;base64,")
+    assert images >= 3
+    first = html.split("data:image/png;base64,", 1)[1].split('"', 1)[0]
+    assert base64.b64decode(first)[:8] == b"\x89PNG\r\n\x1a\n"
