@@ -570,7 +570,7 @@ class Runner:
         s = self.state
         s.stage_index, s.step_index, s.behavior_id, s.iteration = index, 0, "", 0
         s.stage.status = "running"
-        self.doc.add_markdown(f"## {s.stage.title}", self._tag(), role="stage")
+        self.doc.add_markdown(f"## {s.stage.title}\n\n*{s.stage.goal}*", self._tag(), role="stage")
         self.doc.save()
 
     def _enter_step(self, index: int) -> None:

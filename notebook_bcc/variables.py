@@ -157,7 +157,11 @@ class VariableLedger:
             used += len(line) + 1
         if left_out:
             lines.append(f"({left_out} more variables not shown)")
-        gone = [r for r in self.records.values() if r.status == DEPRECATED]
+        gone = [
+            r
+            for r in self.records.values()
+            if r.status == DEPRECATED or (r.status == DELETED and r.deprecated_by)
+        ]
         if gone:
             lines.append(
                 "deprecated: "

@@ -83,8 +83,9 @@ try:
         _bcc_how = f"{_bcc_enc}, " + _bcc_seps.get(_bcc_sep, "delimiter sniffed" if _bcc_sep in (None, "sniffed") else f"separator {_bcc_sep!r}")
     _bcc_text = (
         f"read {raw_dataset.shape[0]} rows and {raw_dataset.shape[1]} columns from {data_path} ({_bcc_how}); "
-        f"{raw_dataset.select_dtypes(include='number').shape[1]} of the columns are numeric"
     )
+    _bcc_k = raw_dataset.select_dtypes(include="number").shape[1]
+    _bcc_text += f"{_bcc_k or 'none'} of them {'are' if _bcc_k > 1 else 'is'} numeric"
     if load_info.get("skipped_bad_lines"):
         _bcc_text += "; malformed lines were skipped"
     if _bcc_dropped_unnamed:

@@ -299,11 +299,9 @@ def integrity_checks(ctx: RecipeContext) -> Pairs:
 
 
 # Closing result line of the cleaning cell (both variants): column changes are read off
-# ``raw_dataset`` versus ``clean_dataset``; each variant first lists its other actions in
-# ``_bcc_notes``.
-CLEAN_RESULT = (
-    RESULT_HELPERS
-    + r"""
+# ``raw_dataset`` versus ``clean_dataset``; each variant first defines the result helpers and
+# lists its other actions in ``_bcc_notes``.
+CLEAN_RESULT = r"""
 try:
     _bcc_kept = [c for c in clean_dataset.columns if c in raw_dataset.columns]
     _bcc_to_num = [
@@ -332,7 +330,6 @@ except Exception as exc:
     _bcc_text = f"clean_dataset has {clean_dataset.shape[0]} rows and {clean_dataset.shape[1]} columns (summary line failed: {type(exc).__name__})"
 _bcc_result(_bcc_text + ".")
 """
-)
 
 
 # ---------------------------------------------------------------------------- clean_data
@@ -422,20 +419,22 @@ print(f"shape {_start_shape} -> {clean_dataset.shape}")
 for line in cleaning_log:
     print(" -", line)
 print("dtype counts:", clean_dataset.dtypes.astype(str).value_counts().to_dict())
-
+"""
+    + RESULT_HELPERS
+    + r"""
 _bcc_notes = []
 if _changed:
-    _bcc_notes.append(f"stripped whitespace or blanked empty strings in {_changed} cells")
+    _bcc_notes.append(f"stripped whitespace or blanked empty strings in {_bcc_count(_changed, 'cell')}")
 if _lost:
-    _bcc_notes.append(f"set {_lost} unparseable numbers to NaN")
+    _bcc_notes.append(f"set {_bcc_count(_lost, 'unparseable number')} to NaN")
 if _inf:
-    _bcc_notes.append(f"replaced {_inf} infinite values with NaN")
+    _bcc_notes.append(f"replaced {_bcc_count(_inf, 'infinite value')} with NaN")
 if _empty_rows.any():
-    _bcc_notes.append(f"dropped {int(_empty_rows.sum())} fully empty rows")
+    _bcc_notes.append(f"dropped {_bcc_count(int(_empty_rows.sum()), 'fully empty row')}")
 if _dups:
-    _bcc_notes.append(f"dropped {_dups} duplicate rows")
+    _bcc_notes.append(f"dropped {_bcc_count(_dups, 'duplicate row')}")
 if TARGET is not None and _no_target.any():
-    _bcc_notes.append(f"dropped {int(_no_target.sum())} rows without a target")
+    _bcc_notes.append(f"dropped {_bcc_count(int(_no_target.sum()), 'row')} without a target")
 """
     + CLEAN_RESULT
 )
@@ -464,19 +463,27 @@ if _drop:
     cleaning_log.append(f"dropped constant/empty columns {_drop}")
 _n = len(clean_dataset)
 clean_dataset = clean_dataset.drop_duplicates()
-_bcc_notes = [f"dropped {_n - len(clean_dataset)} duplicate rows"] if _n > len(clean_dataset) else []
-cleaning_log.append(f"dropped {_n - len(clean_dataset)} duplicate rows")
+_bcc_dups = _n - len(clean_dataset)
+cleaning_log.append(f"dropped {_bcc_dups} duplicate rows")
+_bcc_no_target = 0
 if TARGET is not None:
     if TASK == "regression":
         clean_dataset[TARGET] = pd.to_numeric(clean_dataset[TARGET], errors="coerce")
     _n = len(clean_dataset)
     clean_dataset = clean_dataset.dropna(subset=[TARGET])
-    if _n > len(clean_dataset):
-        _bcc_notes.append(f"dropped {_n - len(clean_dataset)} rows without a target")
-    cleaning_log.append(f"dropped {_n - len(clean_dataset)} rows without target")
+    _bcc_no_target = _n - len(clean_dataset)
+    cleaning_log.append(f"dropped {_bcc_no_target} rows without target")
 clean_dataset = clean_dataset.reset_index(drop=True)
 print(clean_dataset.shape)
 print("\n".join(cleaning_log))
+"""
+    + RESULT_HELPERS
+    + r"""
+_bcc_notes = []
+if _bcc_dups:
+    _bcc_notes.append(f"dropped {_bcc_count(_bcc_dups, 'duplicate row')}")
+if _bcc_no_target:
+    _bcc_notes.append(f"dropped {_bcc_count(_bcc_no_target, 'row')} without a target")
 """
     + CLEAN_RESULT
 )

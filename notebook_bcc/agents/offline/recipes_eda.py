@@ -462,7 +462,7 @@ if TARGET is not None:
     fig.savefig("outputs/target.png", dpi=100, bbox_inches="tight")
     plt.show()
     plt.close(fig)
-    if TARGET in _num.columns:
+    if TARGET in _num.columns and TARGET in correlation_matrix.columns:
         target_associations = correlation_matrix[TARGET].drop(TARGET).abs().sort_values(ascending=False)
         print("Correlation with target:", target_associations.head(10).round(3).to_dict())
 _dates = [c for c in clean_dataset.columns if pd.api.types.is_datetime64_any_dtype(clean_dataset[c])]
@@ -528,7 +528,9 @@ try:
         _bcc_text = f"the summary above lists {_bcc_count(len(re.findall(r'^- ', analysis_summary, re.M)), 'point')}"
     _bcc_text += f"; {clean_dataset.shape[0]} rows x {clean_dataset.shape[1]} columns after cleaning"
     _fm = globals().get("final_metrics")
-    if isinstance(_fm, dict):
+    if isinstance(_fm, dict) and str(_fm["model"]).startswith("dummy"):
+        _bcc_text += f"; no model beat the baseline {_fm['model']} (hold-out {_bcc_fmt(_fm['test_score'])})"
+    elif isinstance(_fm, dict):
         _bcc_text += (
             f"; the final model {_fm['model']} scores hold-out {'accuracy' if _fm['metric'] == 'accuracy' else 'R²'} "
             f"{_bcc_fmt(_fm['test_score'])} against {_bcc_fmt(_fm['baseline_score'])} for the baseline"

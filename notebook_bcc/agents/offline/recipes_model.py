@@ -371,8 +371,11 @@ try:
     _bcc_text = (
         f"on the {len(y_test)} hold-out rows {final_metrics['model']} scores {_bcc_metric} "
         f"{_bcc_fmt(final_metrics['test_score'])} (CV {_bcc_fmt(final_metrics['cv_mean'])}), "
-        f"against {_bcc_fmt(final_metrics['baseline_score'])} for the baseline"
     )
+    if str(final_metrics["model"]).startswith("dummy"):
+        _bcc_text += "so the chosen model is the baseline itself: no model beat it in cross-validation"
+    else:
+        _bcc_text += f"against {_bcc_fmt(final_metrics['baseline_score'])} for the baseline"
     _bcc_text += "".join(f"; {x}" for x in _bcc_extra)
 except Exception as exc:
     _bcc_text = f"hold-out metrics {final_metrics} (summary line failed: {type(exc).__name__})"
@@ -522,8 +525,8 @@ try:
     if _bcc_st.get("bootstrap_mean") is not None:
         _bcc_text = (
             f"over {_bcc_st['bootstrap_resamples']} bootstrap resamples the hold-out {_bcc_metric} is "
-            f"{_bcc_fmt(_bcc_st['bootstrap_mean'])} (5th–95th percentile {_bcc_fmt(_bcc_st['bootstrap_p05'])}"
-            f"–{_bcc_fmt(_bcc_st['bootstrap_p95'])})"
+            f"{_bcc_fmt(_bcc_st['bootstrap_mean'])} (5th–95th percentile {_bcc_fmt(_bcc_st['bootstrap_p05'])} "
+            f"to {_bcc_fmt(_bcc_st['bootstrap_p95'])})"
         )
     else:
         _bcc_text = "no bootstrap resample of the hold-out set could be scored"
