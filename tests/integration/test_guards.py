@@ -67,7 +67,7 @@ def test_failed_cells_stay_out_of_the_notebook_and_g7_refuses_a_repeat(tmp_path:
     assert runs[1].find("guards/guard").get("name") == "G7"
     nb = nbformat.read(result.run_dir / "notebook.ipynb", as_version=4)
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    assert code[1:] == ["result = 42"]
+    assert code[2:] == ["result = 42"]
     summary = json.loads((result.run_dir / "summary.json").read_text())
     assert summary["verification"]["status"] == "passed"
     assert summary["artifacts"]["result"] == 42
@@ -83,7 +83,7 @@ def test_timeout_interrupts_the_cell_and_the_run_continues(tmp_path: Path):
     first = _logs(result.run_dir, "COMPLETE_ACTION")[0]
     assert first.find("execution/cell").get("status") == "timeout"
     nb = nbformat.read(result.run_dir / "notebook.ipynb", as_version=4)
-    assert [c.source for c in nb.cells if c.cell_type == "code"][1:] == ["result = started + 1"]
+    assert [c.source for c in nb.cells if c.cell_type == "code"][2:] == ["result = started + 1"]
     # the interrupted cell's side effect survived (state kept), so the retry could use it
     assert _logs(result.run_dir, "COMPLETE_ACTION")[1].find("execution/cell").get("status") == "ok"
 
