@@ -196,7 +196,7 @@ def test_replay_with_the_server_stopped_reproduces_the_code_cells(recorded: Done
     assert proc.returncode == 0, proc.stderr
     assert fsm_state(new) == "WORKFLOW_COMPLETED"
     assert [c.source for c in code_cells(new)] == [c.source for c in code_cells(recorded.run)]
-    assert len(code_cells(new)) == 2  # parameters + the action
+    assert len(code_cells(new)) == 3  # parameters, inputs, the action
 
 
 # --- one run, one fault per transition ---------------------------------------------------------
@@ -283,7 +283,7 @@ def test_raw_lt_and_amp_in_code_are_accepted_by_hardening(faulty: Done):
     assert_completed(faulty)
     assert len(_by(faulty, "COMPLETE_ACTION")) == 1
     assert statuses(faulty.run, "0004_COMPLETE_ACTION.xml") == ["ok"]
-    cell = code_cells(faulty.run)[1]
+    cell = code_cells(faulty.run)[2]
     assert cell.source == RAW_CODE
     assert "a<b && c" in "".join(o.get("text", "") for o in cell.outputs)
 

@@ -53,6 +53,7 @@ def _bcc_fmt(value, spec=".3f"):
 def _bcc_result(text):
     text = " ".join(str(text).split())
     print("Result: " + (text if len(text) <= 400 else text[:396].rstrip() + " ..."))
+
 """
 
 
