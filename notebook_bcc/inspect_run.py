@@ -33,6 +33,7 @@ def status_json(run_dir: Path) -> dict[str, Any]:
         ],
         "counters": state["counters"],
         "usage": state["usage"],
+        "usage_by_location": state.get("usage_by_location", {}),
         "error": state.get("error") or None,
         "ledger": [
             {k: v[k] for k in ("name", "status", "kind", "bytes", "created_by")}
@@ -50,6 +51,13 @@ def status_text(run_dir: Path) -> str:
         f"counts    {json.dumps(st['counters'])}",
         f"usage     {json.dumps(st['usage'])}",
     ]
+    spent = {
+        k: v for k, v in st["usage_by_location"].items() if v["prompt_tokens"] and "/" not in k
+    }
+    for where, u in spent.items():
+        lines.append(
+            f"  cost    {where:<30} {u['prompt_tokens']}+{u['completion_tokens']} tokens ${u['cost_usd']:.4f}"
+        )
     if st["error"]:
         lines.append(f"error     {st['error']}")
     if st["verification"]:

@@ -417,7 +417,7 @@ class Runner:
             for _, status, detail in reply.attempts:  # transport retries inside the call
                 log.add_attempt(reply.model, attempt, asked.system, asked.user, detail, status)
             s.counters.llm_calls += int(reply.llm_call)
-            s.usage.add(Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd))
+            s.add_usage(Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd))
             log.add_usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
             try:
                 parsed = parse_payload(reply.text, row.root)
@@ -829,7 +829,8 @@ class Runner:
         self.doc.set_verification(verification)
         self.doc.set_variables(s.ledger.to_json())
         self.doc.save()
-        summary = build_summary(s, verification, self._artifacts, self.store.root)
+        question = read_problem(self.problem_text).text
+        summary = build_summary(s, verification, self._artifacts, self.store.root, question)
         self.store.write_json("summary.json", summary)
         self.store.write("summary.md", render_summary_md(summary))
         return summary

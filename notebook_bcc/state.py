@@ -86,6 +86,8 @@ class WorkflowState:
     lessons: list[str] = field(default_factory=list)  # stage_experience of completed stages
     counters: Counters = field(default_factory=Counters)
     usage: Usage = field(default_factory=Usage)
+    #: usage per location prefix: "stage", "stage/step", "stage/step/behavior"
+    usage_by_location: dict[str, Usage] = field(default_factory=dict)
     ledger: VariableLedger = field(default_factory=VariableLedger)
     elapsed_s: float = 0.0
     error: str = ""
@@ -120,6 +122,14 @@ class WorkflowState:
             "behavior": self.behavior_id or None,
             "behavior_iteration": self.iteration,
         }
+
+    def add_usage(self, usage: Usage) -> None:
+        """Add to the run's totals and to each level of the current location."""
+        self.usage.add(usage)
+        parts = [p for p in self.path.split("/") if p] or ["(planning)"]
+        for depth in range(1, len(parts) + 1):
+            key = "/".join(parts[:depth])
+            self.usage_by_location.setdefault(key, Usage()).add(usage)
 
     def remaining_required(self) -> dict[str, str]:
         """Variables that later steps or stages still list as required (guard G5)."""
@@ -156,5 +166,8 @@ class WorkflowState:
         ]
         counters = Counters(**data.pop("counters", {}))
         usage = Usage(**data.pop("usage", {}))
+        data["usage_by_location"] = {
+            k: Usage(**v) for k, v in data.pop("usage_by_location", {}).items()
+        }
         ledger = VariableLedger.from_json(data.pop("ledger", []))
         return cls(stages=stages, counters=counters, usage=usage, ledger=ledger, **data)

@@ -11,12 +11,17 @@ __all__ = ["build_summary", "render_summary_md"]
 
 
 def build_summary(
-    state: WorkflowState, verification: dict[str, Any], artifacts: dict[str, Any], root: Path
+    state: WorkflowState,
+    verification: dict[str, Any],
+    artifacts: dict[str, Any],
+    root: Path,
+    question: str = "",
 ) -> dict[str, Any]:
     c, u = state.counters, state.usage
     return {
         "run_id": state.run_id,
         "title": state.project_title or state.problem_title,
+        "question": question[:1000],
         "final_state": state.fsm_state,
         "error": state.error or None,
         "counts": {
@@ -32,6 +37,15 @@ def build_summary(
             "prompt_tokens": u.prompt_tokens,
             "completion_tokens": u.completion_tokens,
             "cost_usd": round(u.cost_usd, 6),
+        },
+        "usage_by_location": {
+            k: {
+                "prompt_tokens": v.prompt_tokens,
+                "completion_tokens": v.completion_tokens,
+                "cost_usd": round(v.cost_usd, 6),
+            }
+            for k, v in state.usage_by_location.items()
+            if k.count("/") <= 1
         },
         "verification": verification,
         "artifacts": artifacts,
@@ -59,9 +73,10 @@ def render_summary_md(summary: dict[str, Any]) -> str:
         f"**Outcome:** {summary['final_state']}"
         + (f" — {summary['error']}" if summary.get("error") else ""),
         "",
-        "## Stages",
-        "",
     ]
+    if summary.get("question"):
+        lines += ["## What was asked", "", summary["question"], ""]
+    lines += ["## What was done", ""]
     for st in summary["stages"]:
         steps = ", ".join(f"{t['id']} ({t['status']})" for t in st["steps"]) or "not planned"
         lines.append(f"- **{st['title']}** — {st['status']}: {steps}")
@@ -69,6 +84,18 @@ def render_summary_md(summary: dict[str, Any]) -> str:
     if isinstance(metrics, dict):
         lines += ["", "## Key results", ""]
         lines += [f"- {k}: {val}" for k, val in metrics.items()]
+    failed = [
+        f"{st['id']}/{t['id']}"
+        for st in summary["stages"]
+        for t in st["steps"]
+        if t["status"] != "complete"
+    ]
+    if failed or c["forced_transitions"]:
+        lines += ["", "## Failures", ""]
+        lines += [f"- step not completed: {f}" for f in failed]
+        lines.append(
+            f"- forced transitions: {c['forced_transitions']} (see `bcc logs` and events.jsonl)"
+        )
     verdict = v.get("status")
     if verdict == "failed":
         verdict += f" (first failing cell: {v.get('first_failing_cell')}; {v.get('error')})"

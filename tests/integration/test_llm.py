@@ -167,6 +167,21 @@ def test_scripted_workflow_completes_and_every_request_carries_the_headers(recor
     assert state["usage"]["prompt_tokens"] > 0 and state["usage"]["completion_tokens"] > 0
 
 
+def test_tokens_are_totalled_per_stage_step_and_behavior(recorded: Done):
+    assert_completed(recorded)
+    state = json.loads((recorded.run / "state.json").read_text())
+    by = state["usage_by_location"]
+    calls = len(recorded.requests)
+    assert state["counters"]["llm_calls"] == calls
+    assert state["usage"]["prompt_tokens"] > 0
+    assert {"work", "work/compute", "work/compute/compute_b1"} <= set(by)
+    planning = by.get("(planning)", {"prompt_tokens": 0})["prompt_tokens"]
+    assert by["work"]["prompt_tokens"] + planning == state["usage"]["prompt_tokens"]
+    summary = json.loads((recorded.run / "summary.json").read_text())
+    assert summary["usage"]["prompt_tokens"] == state["usage"]["prompt_tokens"]
+    assert "work" in summary["usage_by_location"]
+
+
 def test_first_prompt_contains_the_problem_and_the_file_names(recorded: Done):
     first = recorded.requests[0]
     assert first.transition == "START_WORKFLOW"
