@@ -26,7 +26,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check notebook_bcc tests benchmarks examples
 
 test: lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
