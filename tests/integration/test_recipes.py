@@ -207,7 +207,7 @@ def test_variants_differ_and_seed_is_used() -> None:
             defensive = RECIPES[key](RecipeContext(target, task, variant=1))
             assert normal != defensive, key
     code = "".join(
-        c.content for c in RECIPES["model_selection"](RecipeContext("y", "regression", seed=7))
+        c.content for c in RECIPES["integrity_checks"](RecipeContext("y", "regression", seed=7))
     )
     assert "SEED = 7" in code and "TARGET = 'y'" in code
 

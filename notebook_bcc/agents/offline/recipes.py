@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from notebook_bcc.agents.offline import recipes_data, recipes_eda, recipes_model
-from notebook_bcc.agents.offline.recipes_data import RESULT_HELPERS
+from notebook_bcc.agents.offline.recipes_data import HELPERS, RESULT_HELPERS
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,39 @@ def _wrap(
 # --------------------------------------------------------------------------- load_data
 
 
-LOAD_RESULT = (
-    RESULT_HELPERS
-    + r"""
+# Imports, display options and the helper functions that every later step uses: defined once
+# here (both variants), since each later step runs after loading. TARGET/TASK/SEED are set by
+# the integrity checks, the first step that knows the target.
+SETUP = (
+    r"""
+import csv
+import io
+import json
+import os
+import re
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from IPython.display import display
+
+warnings.simplefilter(__WARNINGS__)
+pd.set_option("display.width", 120)
+pd.set_option("display.max_columns", 30)
+os.makedirs("outputs", exist_ok=True)
+"""
+    + HELPERS
+    + RESULT_HELPERS
+)
+
+SETUP_TEXT = (
+    "Set up the analysis: imports, display options and the small helper functions the later "
+    "steps share (text-to-number and date parsing, column groups, and the one-line `Result:` "
+    "summary each step ends with)."
+)
+
+LOAD_RESULT = r"""
 try:
     _bcc_kind = {".parquet": "Parquet", ".pq": "Parquet", ".xlsx": "Excel", ".xlsm": "Excel", ".xls": "Excel"}
     _bcc_seps = {",": "comma-separated", "\t": "tab-separated", ";": "semicolon-separated", "|": "pipe-separated"}
@@ -94,26 +124,8 @@ except Exception as exc:
     _bcc_text = f"read {raw_dataset.shape[0]} rows and {raw_dataset.shape[1]} columns (summary line failed: {type(exc).__name__})"
 _bcc_result(_bcc_text + ".")
 """
-)
 
-LOAD_V0 = (
-    r"""
-import csv
-import io
-import json
-import os
-import re
-import warnings
-
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-
-warnings.simplefilter("ignore", FutureWarning)
-pd.set_option("display.width", 120)
-pd.set_option("display.max_columns", 30)
-os.makedirs("outputs", exist_ok=True)
-
+READ_V0 = r"""
 data_path = str(user_submit_files[0])
 data_ext = os.path.splitext(data_path)[1].lower()
 load_info = {"path": data_path, "encoding": None, "separator": None}
@@ -158,55 +170,48 @@ elif data_ext == ".json":
     raw_dataset = pd.read_json(data_path)
 else:
     raw_dataset = _bcc_read_delimited(data_path)
+print(f"Read {data_path}: {raw_dataset.shape[0]} rows x {raw_dataset.shape[1]} columns "
+      f"(encoding={load_info['encoding']}, separator={load_info['separator']!r})")
+"""
 
-# Header cleaning: collapse whitespace/newlines, drop fully empty "Unnamed: N" columns,
-# name a leading unnamed index column, keep names unique.
-headers, seen = [], set()
-for position, name in enumerate(raw_dataset.columns):
-    text = re.sub(r"\s+", " ", str(name).replace("\ufeff", "")).strip() or f"column_{position}"
-    base, k = text, 1
-    while text in seen:
-        k += 1
-        text = f"{base}_{k}"
-    seen.add(text)
-    headers.append(text)
-raw_dataset.columns = headers
-empty_unnamed = [c for c in raw_dataset.columns if c.startswith("Unnamed:") and raw_dataset[c].isna().all()]
-raw_dataset = raw_dataset.drop(columns=empty_unnamed)
-if len(raw_dataset.columns) and raw_dataset.columns[0].startswith("Unnamed:") and "index" not in raw_dataset.columns:
-    raw_dataset = raw_dataset.rename(columns={raw_dataset.columns[0]: "index"})
+PROFILE_V0 = (
+    r"""
+def _bcc_clean_headers(frame):
+    # collapse whitespace/newlines, keep names unique, drop fully empty "Unnamed: N" columns,
+    # and name a leading unnamed index column
+    headers, seen = [], set()
+    for position, name in enumerate(frame.columns):
+        text = re.sub(r"\s+", " ", str(name).replace("\ufeff", "")).strip() or f"column_{position}"
+        base, k = text, 1
+        while text in seen:
+            k += 1
+            text = f"{base}_{k}"
+        seen.add(text)
+        headers.append(text)
+    frame.columns = headers
+    empty = [c for c in frame.columns if c.startswith("Unnamed:") and frame[c].isna().all()]
+    frame = frame.drop(columns=empty)
+    if len(frame.columns) and frame.columns[0].startswith("Unnamed:") and "index" not in frame.columns:
+        frame = frame.rename(columns={frame.columns[0]: "index"})
+    return frame, empty
 
+
+raw_dataset, _bcc_dropped_unnamed = _bcc_clean_headers(raw_dataset)
 data_profile = {
     "n_rows": int(raw_dataset.shape[0]),
     "n_cols": int(raw_dataset.shape[1]),
     "columns": {str(c): str(t) for c, t in list(raw_dataset.dtypes.items())[:200]},
 }
-print(f"Loaded {data_path}: {raw_dataset.shape[0]} rows x {raw_dataset.shape[1]} columns "
-      f"(encoding={load_info['encoding']}, separator={load_info['separator']!r})")
-if empty_unnamed:
-    print(f"Dropped empty unnamed columns: {empty_unnamed}")
+if _bcc_dropped_unnamed:
+    print(f"Dropped empty unnamed columns: {_bcc_dropped_unnamed}")
 print("dtype counts:", raw_dataset.dtypes.astype(str).value_counts().to_dict())
-print(raw_dataset.iloc[:5, :12].to_string(max_colwidth=30))
-if raw_dataset.shape[1] > 12:
-    print(f"... {raw_dataset.shape[1] - 12} more columns: {list(raw_dataset.columns[12:])}")
-_bcc_dropped_unnamed = empty_unnamed
+display(raw_dataset.head())
 """
     + LOAD_RESULT
 )
 
 LOAD_V1 = (
     r"""
-import json
-import os
-import re
-import warnings
-
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-
-warnings.simplefilter("ignore")
-os.makedirs("outputs", exist_ok=True)
 data_path = str(user_submit_files[0])
 data_ext = os.path.splitext(data_path)[1].lower()
 load_info = {"path": data_path, "encoding": "latin-1", "separator": "sniffed"}
@@ -217,22 +222,22 @@ elif data_ext in (".xlsx", ".xlsm", ".xls"):
 else:
     # Several lenient readings (python engine, bad lines skipped); keep the widest table.
     _readings = {}
-    for sep in (None, ",", "\t", ";", "|"):
+    for _sep in (None, ",", "\t", ";", "|"):
         try:
-            _readings[sep] = pd.read_csv(data_path, sep=sep, engine="python", on_bad_lines="skip",
-                                         encoding="latin-1", skipinitialspace=True)
+            _readings[_sep] = pd.read_csv(data_path, sep=_sep, engine="python", on_bad_lines="skip",
+                                          encoding="latin-1", skipinitialspace=True)
         except Exception as exc:
-            print(f"separator {sep!r}: {exc}")
+            print(f"separator {_sep!r}: {exc}")
     _best = max(_readings, key=lambda k: (len(_readings[k]) > 0, _readings[k].shape[1], len(_readings[k])))
     raw_dataset = _readings[_best]
     load_info["separator"] = "sniffed" if _best is None else _best
     del _readings
 
-names = [re.sub(r"\s+", " ", str(c).replace("ï»¿", "").replace("\ufeff", "")).strip() for c in raw_dataset.columns]
-names = [n or f"column_{i}" for i, n in enumerate(names)]
-names = [n if names.index(n) == i else f"{n}_{i}" for i, n in enumerate(names)]
-raw_dataset.columns = names
-_bcc_dropped_unnamed = [c for c in names if c.startswith("Unnamed:") and raw_dataset[c].isna().all()]
+_names = [re.sub(r"\s+", " ", str(c).replace("ï»¿", "").replace("\ufeff", "")).strip() for c in raw_dataset.columns]
+_names = [n or f"column_{i}" for i, n in enumerate(_names)]
+_names = [n if _names.index(n) == i else f"{n}_{i}" for i, n in enumerate(_names)]
+raw_dataset.columns = _names
+_bcc_dropped_unnamed = [c for c in _names if c.startswith("Unnamed:") and raw_dataset[c].isna().all()]
 raw_dataset = raw_dataset.drop(columns=_bcc_dropped_unnamed)
 if len(raw_dataset.columns) and raw_dataset.columns[0].startswith("Unnamed:") and "index" not in raw_dataset.columns:
     raw_dataset = raw_dataset.rename(columns={raw_dataset.columns[0]: "index"})
@@ -243,29 +248,41 @@ data_profile = {
 }
 print(f"Loaded {data_path}: {raw_dataset.shape[0]} rows x {raw_dataset.shape[1]} columns (latin-1, defensive read)")
 print(raw_dataset.dtypes.astype(str).value_counts().to_dict())
-print(raw_dataset.iloc[:5, :12].to_string(max_colwidth=30))
+display(raw_dataset.head())
 """
     + LOAD_RESULT
 )
 
 
 def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
-    """Read the first submitted file into ``raw_dataset`` and profile it (``data_profile``)."""
+    """Set up, read the first submitted file into ``raw_dataset`` and profile it."""
     if ctx.variant:
-        return pair(
-            "Load the data file defensively: the Python parser sniffs the delimiter, decodes as "
-            "latin-1 (which never fails), and skips malformed lines. Header names are cleaned.",
-            LOAD_V1,
-            ctx,
+        return (
+            *pair(SETUP_TEXT, SETUP.replace("__WARNINGS__", '"ignore"'), ctx),
+            *pair(
+                "Load the data file defensively: the Python parser sniffs the delimiter, decodes "
+                "as latin-1 (which never fails), and skips malformed lines. Header names are "
+                "cleaned.",
+                LOAD_V1,
+                ctx,
+            ),
         )
-    return pair(
-        "Load the first submitted data file into `raw_dataset`. The reader picks the format from "
-        "the extension; for text tables it tries UTF-8 (with BOM) then latin-1, chooses the "
-        "delimiter (comma, tab, semicolon, pipe) that yields the most columns, and cleans the "
-        "header names (whitespace and line breaks, empty `Unnamed` columns). `data_profile` "
-        "keeps a small summary of the shape and column types.",
-        LOAD_V0,
-        ctx,
+    return (
+        *pair(SETUP_TEXT, SETUP.replace("__WARNINGS__", '"ignore", FutureWarning'), ctx),
+        *pair(
+            "Read the first submitted data file into `raw_dataset`. The reader picks the format "
+            "from the extension; for text tables it tries UTF-8 (with BOM) then latin-1 and "
+            "chooses the delimiter (comma, tab, semicolon, pipe) that yields the most columns.",
+            READ_V0,
+            ctx,
+        ),
+        *pair(
+            "Clean the header names (whitespace and line breaks, duplicates, empty `Unnamed` "
+            "columns) and look at the first rows. `data_profile` keeps a small summary of the "
+            "shape and column types.",
+            PROFILE_V0,
+            ctx,
+        ),
     )
 
 

@@ -57,10 +57,20 @@ def _bcc_result(text):
 """
 
 
-# Column-type helpers shared by the integrity and cleaning cells (variant 0).
+# Column-type helpers shared by the later cells, defined once in the setup cell.
 HELPERS = r"""
 def _bcc_text_columns(frame):
     return [c for c in frame.columns if frame[c].dtype == object or isinstance(frame[c].dtype, pd.StringDtype)]
+
+
+def _bcc_column_groups(frame):
+    # numeric (not boolean), datetime, and all other (categorical or text) columns
+    numeric = [
+        c for c in frame.columns
+        if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+    ]
+    dates = [c for c in frame.columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
+    return numeric, dates, [c for c in frame.columns if c not in numeric and c not in dates]
 
 
 def _bcc_to_number(series):
@@ -106,9 +116,7 @@ def _bcc_parse_dates(series):
 
 
 # Closing result line of the integrity cell (both variants): built from ``integrity_report``.
-INTEGRITY_RESULT = (
-    RESULT_HELPERS
-    + r"""
+INTEGRITY_RESULT = r"""
 try:
     _bcc_missing = integrity_report["missing"]
     if _bcc_missing:
@@ -138,17 +146,12 @@ except Exception as exc:
     _bcc_text = f"integrity checked for {raw_dataset.shape[1]} columns (summary line failed: {type(exc).__name__})"
 _bcc_result(_bcc_text + ".")
 """
-)
 
 
 # ---------------------------------------------------------------------- integrity_checks
 
 INTEGRITY_V0 = (
-    r"""
-import re
-import warnings
-"""
-    + HELPERS
+    "# Analysis parameters, set once for the notebook; the target name is matched to the columns."
     + TARGET_SNIPPET.replace("FRAME", "raw_dataset")
     + r"""
 _df = raw_dataset
@@ -156,36 +159,45 @@ _n = len(_df)
 _text_cols = _bcc_text_columns(_df)
 _id_hint = re.compile(r"(^|[^a-z])(id|ids|key|uuid|guid|index|idx|no|num|number|name|code)([^a-z]|$)")
 
-numeric_text_columns, date_like_columns, id_like_columns = [], [], []
-for c in _text_cols:
-    s = _df[c].dropna()
-    if len(s) == 0:
-        continue
-    if _bcc_to_number(s).notna().mean() >= 0.9:
-        numeric_text_columns.append(c)
-        continue
-    sample = s.astype(str).drop_duplicates().head(300)
+
+
+def _bcc_text_kind(values):
+    # "number" / "date" when at least 90% of a text column's values parse as such
+    if _bcc_to_number(values).notna().mean() >= 0.9:
+        return "number"
+    sample = values.astype(str).drop_duplicates().head(300)
     if sample.str.contains(r"\d").mean() >= 0.9:
         parsed = _bcc_parse_dates(sample)
         if parsed is not None and parsed.notna().mean() >= 0.9:
-            date_like_columns.append(c)
-for c in _df.columns:
-    if pd.api.types.is_datetime64_any_dtype(_df[c]) and c not in date_like_columns:
-        date_like_columns.append(c)
+            return "date"
+    return None
 
-for c in _df.columns:
-    s = _df[c].dropna()
-    if c == TARGET or c in date_like_columns or c in numeric_text_columns or len(s) < 2:
-        continue
-    is_text = c in _text_cols
-    is_integral = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s) and bool((s % 1 == 0).all())
+
+def _bcc_is_id_like(name, values, is_text):
+    # unique keys carry no signal: an ID-ish name, unique text, or a consecutive integer run
+    is_integral = (pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+                   and bool((values % 1 == 0).all()))
     if not (is_text or is_integral):
-        continue
-    unique_ratio = s.nunique() / len(s)
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(c)).lower()
-    consecutive = is_integral and unique_ratio == 1 and len(s) >= 20 and float(s.max() - s.min()) == len(s) - 1
-    if (_id_hint.search(spaced) and unique_ratio >= 0.9) or (is_text and unique_ratio == 1 and len(s) >= 20) or consecutive:
-        id_like_columns.append(c)
+        return False
+    unique_ratio = values.nunique() / len(values)
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(name)).lower()
+    consecutive = (is_integral and unique_ratio == 1 and len(values) >= 20
+                   and float(values.max() - values.min()) == len(values) - 1)
+    return bool((_id_hint.search(spaced) and unique_ratio >= 0.9)
+                or (is_text and unique_ratio == 1 and len(values) >= 20) or consecutive)
+
+
+_kinds = {_c: _bcc_text_kind(_df[_c].dropna()) for _c in _text_cols if _df[_c].notna().any()}
+numeric_text_columns = [_c for _c, _k in _kinds.items() if _k == "number"]
+date_like_columns = [_c for _c, _k in _kinds.items() if _k == "date"]
+date_like_columns += [
+    _c for _c in _df.columns if pd.api.types.is_datetime64_any_dtype(_df[_c]) and _c not in date_like_columns
+]
+id_like_columns = [
+    _c for _c in _df.columns
+    if _c != TARGET and _c not in date_like_columns and _c not in numeric_text_columns
+    and _df[_c].notna().sum() >= 2 and _bcc_is_id_like(_c, _df[_c].dropna(), _c in _text_cols)
+]
 
 _missing = _df.isna().sum()
 _unique = _df.nunique(dropna=False)
@@ -218,12 +230,12 @@ _table = pd.DataFrame({
     "flags": [", ".join(k for k, v in _flags.items() if c in v) for c in _df.columns],
 })
 print(f"{_n} rows x {_df.shape[1]} columns; duplicate rows: {integrity_report['duplicate_rows']}")
-print(_table.head(60).to_string())
+display(_table.head(60))
 if _df.shape[1] > 60:
     print(f"... {_df.shape[1] - 60} more columns")
-for key in ("id_like_columns", "numeric_text_columns", "date_like_columns", "constant_columns", "empty_columns"):
-    if integrity_report[key]:
-        print(f"{key}: {integrity_report[key]}")
+for _key in ("id_like_columns", "numeric_text_columns", "date_like_columns", "constant_columns", "empty_columns"):
+    if integrity_report[_key]:
+        print(f"{_key}: {integrity_report[_key]}")
 if TARGET is not None:
     print(f"target {TARGET!r}: {integrity_report['target_missing']} missing values")
 """
@@ -238,25 +250,25 @@ import re
     + r"""
 _df = raw_dataset
 numeric_text_columns, date_like_columns, id_like_columns = [], [], []
-for c in _df.columns:
-    s = _df[c].dropna()
-    if len(s) == 0 or pd.api.types.is_numeric_dtype(s):
+for _c in _df.columns:
+    _s = _df[_c].dropna()
+    if len(_s) == 0 or pd.api.types.is_numeric_dtype(_s):
         continue
     try:
-        as_text = s.astype(str)
-        cleaned = as_text.str.replace(r"[^0-9eE+\-.]", "", regex=True)
-        if pd.to_numeric(cleaned, errors="coerce").notna().mean() >= 0.95 and as_text.str.contains(r"\d").all():
-            numeric_text_columns.append(c)
-        elif re.search(r"date|time|day", str(c), re.I) and pd.to_datetime(as_text.head(200), errors="coerce", format="mixed").notna().mean() >= 0.9:
-            date_like_columns.append(c)
-        elif s.nunique() == len(s) and len(s) >= 20 and c != TARGET:
-            id_like_columns.append(c)
+        _as_text = _s.astype(str)
+        _cleaned = _as_text.str.replace(r"[^0-9eE+\-.]", "", regex=True)
+        if pd.to_numeric(_cleaned, errors="coerce").notna().mean() >= 0.95 and _as_text.str.contains(r"\d").all():
+            numeric_text_columns.append(_c)
+        elif re.search(r"date|time|day", str(_c), re.I) and pd.to_datetime(_as_text.head(200), errors="coerce", format="mixed").notna().mean() >= 0.9:
+            date_like_columns.append(_c)
+        elif _s.nunique() == len(_s) and len(_s) >= 20 and _c != TARGET:
+            id_like_columns.append(_c)
     except Exception as exc:
-        print(f"skipped checks for {c!r}: {exc}")
-for c in _df.columns:
-    if c != TARGET and c not in id_like_columns and re.search(r"(^|[^a-z])id([^a-z]|$)", str(c).lower()):
-        if _df[c].nunique() >= 0.9 * max(_df[c].notna().sum(), 1):
-            id_like_columns.append(c)
+        print(f"skipped checks for {_c!r}: {exc}")
+for _c in _df.columns:
+    if _c != TARGET and _c not in id_like_columns and re.search(r"(^|[^a-z])id([^a-z]|$)", str(_c).lower()):
+        if _df[_c].nunique() >= 0.9 * max(_df[_c].notna().sum(), 1):
+            id_like_columns.append(_c)
 integrity_report = {
     "n_rows": int(len(_df)),
     "n_cols": int(_df.shape[1]),
@@ -271,8 +283,8 @@ integrity_report = {
 if TARGET is not None:
     integrity_report["target"] = str(TARGET)
     integrity_report["target_missing"] = int(_df[TARGET].isna().sum())
-for key, value in integrity_report.items():
-    print(f"{key}: {value}")
+for _key, _value in integrity_report.items():
+    print(f"{_key}: {_value}")
 """
     + INTEGRITY_RESULT
 )
@@ -300,8 +312,8 @@ def integrity_checks(ctx: RecipeContext) -> Pairs:
 
 
 # Closing result line of the cleaning cell (both variants): column changes are read off
-# ``raw_dataset`` versus ``clean_dataset``; each variant first defines the result helpers and
-# lists its other actions in ``_bcc_notes``.
+# ``raw_dataset`` versus ``clean_dataset``; each variant lists its other actions in
+# ``_bcc_notes``.
 CLEAN_RESULT = r"""
 try:
     _bcc_kept = [c for c in clean_dataset.columns if c in raw_dataset.columns]
@@ -337,12 +349,6 @@ _bcc_result(_bcc_text + ".")
 
 CLEAN_V0 = (
     r"""
-import re
-import warnings
-"""
-    + HELPERS
-    + TARGET_SNIPPET.replace("FRAME", "raw_dataset")
-    + r"""
 clean_dataset = raw_dataset.copy()
 cleaning_log = []
 _start_shape = clean_dataset.shape
@@ -356,11 +362,11 @@ def _bcc_strip(value):
 
 
 _changed = 0
-for c in _bcc_text_columns(clean_dataset):
-    before = clean_dataset[c]
-    after = before.map(_bcc_strip)
-    _changed += int((before.notna() & (before.astype("string") != after.astype("string"))).fillna(True).sum())
-    clean_dataset[c] = after
+for _c in _bcc_text_columns(clean_dataset):
+    _before = clean_dataset[_c]
+    _after = _before.map(_bcc_strip)
+    _changed += int((_before.notna() & (_before.astype("string") != _after.astype("string"))).fillna(True).sum())
+    clean_dataset[_c] = _after
 if _changed:
     cleaning_log.append(f"stripped surrounding whitespace / blanked empty strings in {_changed} cells")
 
@@ -370,23 +376,23 @@ if _empty_rows.any():
     cleaning_log.append(f"dropped {int(_empty_rows.sum())} fully empty rows")
 
 _converted, _lost = [], 0
-for c in integrity_report.get("numeric_text_columns", []):
-    if c in clean_dataset.columns:
-        converted = _bcc_to_number(clean_dataset[c])
-        _lost += int(clean_dataset[c].notna().sum() - converted.notna().sum())
-        clean_dataset[c] = converted
-        _converted.append(c)
+for _c in integrity_report.get("numeric_text_columns", []):
+    if _c in clean_dataset.columns:
+        _numbers = _bcc_to_number(clean_dataset[_c])
+        _lost += int(clean_dataset[_c].notna().sum() - _numbers.notna().sum())
+        clean_dataset[_c] = _numbers
+        _converted.append(_c)
 if _converted:
     cleaning_log.append(
         f"converted {len(_converted)} text columns to numbers ({_lost} unparseable values set to NaN): {_converted}"
     )
 
-for c in integrity_report.get("date_like_columns", []):
-    if c in clean_dataset.columns and not pd.api.types.is_datetime64_any_dtype(clean_dataset[c]):
-        parsed = _bcc_parse_dates(clean_dataset[c])
-        if parsed is not None and parsed.notna().sum() >= 0.9 * clean_dataset[c].notna().sum():
-            clean_dataset[c] = parsed
-            cleaning_log.append(f"parsed {c!r} as datetime ({int(parsed.isna().sum())} missing)")
+for _c in integrity_report.get("date_like_columns", []):
+    if _c in clean_dataset.columns and not pd.api.types.is_datetime64_any_dtype(clean_dataset[_c]):
+        _parsed = _bcc_parse_dates(clean_dataset[_c])
+        if _parsed is not None and _parsed.notna().sum() >= 0.9 * clean_dataset[_c].notna().sum():
+            clean_dataset[_c] = _parsed
+            cleaning_log.append(f"parsed {_c!r} as datetime ({int(_parsed.isna().sum())} missing)")
 
 _numeric = [c for c in clean_dataset.columns if pd.api.types.is_float_dtype(clean_dataset[c])]
 _inf = int(np.isinf(clean_dataset[_numeric].to_numpy(dtype=float)).sum()) if _numeric else 0
@@ -417,12 +423,9 @@ clean_dataset = clean_dataset.reset_index(drop=True)
 if not cleaning_log:
     cleaning_log.append("no cleaning needed")
 print(f"shape {_start_shape} -> {clean_dataset.shape}")
-for line in cleaning_log:
-    print(" -", line)
+print(" - " + "\n - ".join(cleaning_log))
 print("dtype counts:", clean_dataset.dtypes.astype(str).value_counts().to_dict())
-"""
-    + RESULT_HELPERS
-    + r"""
+
 _bcc_notes = []
 if _changed:
     _bcc_notes.append(f"stripped whitespace or blanked empty strings in {_bcc_count(_changed, 'cell')}")
@@ -445,19 +448,19 @@ CLEAN_V1 = (
     + r"""
 clean_dataset = raw_dataset.copy()
 cleaning_log = []
-for c in integrity_report.get("numeric_text_columns", []):
+for _c in integrity_report.get("numeric_text_columns", []):
     try:
-        cleaned = clean_dataset[c].astype(str).str.replace(r"[^0-9eE+\-.]", "", regex=True)
-        clean_dataset[c] = pd.to_numeric(cleaned, errors="coerce")
-        cleaning_log.append(f"converted {c!r} to numbers")
+        _cleaned = clean_dataset[_c].astype(str).str.replace(r"[^0-9eE+\-.]", "", regex=True)
+        clean_dataset[_c] = pd.to_numeric(_cleaned, errors="coerce")
+        cleaning_log.append(f"converted {_c!r} to numbers")
     except Exception as exc:
-        cleaning_log.append(f"left {c!r} as text ({exc})")
-for c in integrity_report.get("date_like_columns", []):
+        cleaning_log.append(f"left {_c!r} as text ({exc})")
+for _c in integrity_report.get("date_like_columns", []):
     try:
-        clean_dataset[c] = pd.to_datetime(clean_dataset[c], errors="coerce", format="mixed")
-        cleaning_log.append(f"parsed {c!r} as datetime")
+        clean_dataset[_c] = pd.to_datetime(clean_dataset[_c], errors="coerce", format="mixed")
+        cleaning_log.append(f"parsed {_c!r} as datetime")
     except Exception as exc:
-        cleaning_log.append(f"left {c!r} unparsed ({exc})")
+        cleaning_log.append(f"left {_c!r} unparsed ({exc})")
 _drop = [c for c in clean_dataset.columns if c != TARGET and clean_dataset[c].astype(str).nunique() <= 1]
 clean_dataset = clean_dataset.drop(columns=_drop)
 if _drop:
@@ -477,9 +480,7 @@ if TARGET is not None:
 clean_dataset = clean_dataset.reset_index(drop=True)
 print(clean_dataset.shape)
 print("\n".join(cleaning_log))
-"""
-    + RESULT_HELPERS
-    + r"""
+
 _bcc_notes = []
 if _bcc_dups:
     _bcc_notes.append(f"dropped {_bcc_count(_bcc_dups, 'duplicate row')}")

@@ -9,39 +9,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from notebook_bcc.agents.offline.recipes_data import RESULT_HELPERS, TARGET_SNIPPET
+from notebook_bcc.agents.offline.recipes_data import TARGET_SNIPPET
 
 if TYPE_CHECKING:
     from notebook_bcc.agents.offline.recipes import RecipeContext
 
 Pairs = list[tuple[str, str]]
 
-# Column groups used by the EDA cells (variant 0).
+# Column groups used by the EDA cells (variant 0); the helper is defined in the setup cell.
 COLUMN_GROUPS = r"""
-_report = globals().get("integrity_report") or {}
-_id_cols = set(_report.get("id_like_columns", []))
-numeric_cols = [
-    c for c in clean_dataset.columns
-    if pd.api.types.is_numeric_dtype(clean_dataset[c]) and not pd.api.types.is_bool_dtype(clean_dataset[c])
-]
-date_cols = [c for c in clean_dataset.columns if pd.api.types.is_datetime64_any_dtype(clean_dataset[c])]
-category_cols = [c for c in clean_dataset.columns if c not in numeric_cols and c not in date_cols]
+numeric_cols, date_cols, category_cols = _bcc_column_groups(clean_dataset)
+_id_cols = set((globals().get("integrity_report") or {}).get("id_like_columns", []))
 """
 
 # --------------------------------------------------------------------------- univariate
 
 
 # Closing result line of the univariate cell (both variants), computed from ``clean_dataset``.
-UNIVARIATE_RESULT = (
-    RESULT_HELPERS
-    + r"""
+UNIVARIATE_RESULT = r"""
 try:
-    _bcc_num = [
-        c for c in clean_dataset.columns
-        if pd.api.types.is_numeric_dtype(clean_dataset[c]) and not pd.api.types.is_bool_dtype(clean_dataset[c])
-    ]
-    _bcc_dates = [c for c in clean_dataset.columns if pd.api.types.is_datetime64_any_dtype(clean_dataset[c])]
-    _bcc_cats = [c for c in clean_dataset.columns if c not in _bcc_num and c not in _bcc_dates]
+    _bcc_num, _bcc_dates, _bcc_cats = _bcc_column_groups(clean_dataset)
     if _bcc_num:
         _bcc_text = _bcc_count(len(_bcc_num), "numeric column")
         _bcc_skew = clean_dataset[_bcc_num].astype("float64").skew().dropna()
@@ -76,14 +63,11 @@ except Exception as exc:
     _bcc_text = f"summarised {clean_dataset.shape[1]} columns (summary line failed: {type(exc).__name__})"
 _bcc_result(_bcc_text + ".")
 """
-)
 
 UNIVARIATE_V0 = (
     r"""
 import math
-import re
 """
-    + TARGET_SNIPPET.replace("FRAME", "clean_dataset")
     + COLUMN_GROUPS
     + r"""
 if numeric_cols:
@@ -91,7 +75,7 @@ if numeric_cols:
     numeric_summary["missing"] = clean_dataset[numeric_cols].isna().sum()
     numeric_summary["skew"] = clean_dataset[numeric_cols].skew()
     print(f"Numeric summary ({len(numeric_cols)} columns):")
-    print(numeric_summary.round(3).head(40).to_string())
+    display(numeric_summary.round(3).head(40))
 else:
     numeric_summary = pd.DataFrame()
     print("No numeric columns.")
@@ -103,19 +87,19 @@ _plot_cols = _plot_cols[:12]
 if _plot_cols:
     _ncols = min(4, len(_plot_cols))
     _nrows = math.ceil(len(_plot_cols) / _ncols)
-    fig, axes = plt.subplots(_nrows, _ncols, figsize=(3.6 * _ncols, 2.8 * _nrows), squeeze=False)
-    for ax, c in zip(axes.flat, _plot_cols):
-        values = clean_dataset[c].dropna().astype(float)
-        ax.hist(values, bins=int(min(30, max(5, values.nunique()))), color="#4C72B0", edgecolor="white")
-        ax.set_title(str(c)[:32], fontsize=9)
-        ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(_plot_cols):]:
-        ax.set_visible(False)
-    fig.suptitle("Distributions of numeric columns", y=1.01)
-    fig.tight_layout()
-    fig.savefig("outputs/distributions.png", dpi=100, bbox_inches="tight")
+    _fig, _axes = plt.subplots(_nrows, _ncols, figsize=(3.6 * _ncols, 2.8 * _nrows), squeeze=False)
+    for _ax, _c in zip(_axes.flat, _plot_cols):
+        _values = clean_dataset[_c].dropna().astype(float)
+        _ax.hist(_values, bins=int(min(30, max(5, _values.nunique()))), color="#4C72B0", edgecolor="white")
+        _ax.set_title(str(_c)[:32], fontsize=9)
+        _ax.tick_params(labelsize=7)
+    for _ax in list(_axes.flat)[len(_plot_cols):]:
+        _ax.set_visible(False)
+    _fig.suptitle("Distributions of numeric columns", y=1.01)
+    _fig.tight_layout()
+    _fig.savefig("outputs/distributions.png", dpi=100, bbox_inches="tight")
     plt.show()
-    plt.close(fig)
+    plt.close(_fig)
 
 _skewed = [c for c in _plot_cols if abs(float(numeric_summary.loc[c, "skew"] or 0)) > 1]
 if _skewed:
@@ -127,11 +111,10 @@ if _sparse:
 _cat_show = [c for c in category_cols if 2 <= clean_dataset[c].nunique() <= 30]
 if TARGET in _cat_show:
     _cat_show = [TARGET] + [c for c in _cat_show if c != TARGET]
-for c in _cat_show[:6]:
-    counts = clean_dataset[c].value_counts(dropna=False)
-    share = (100 * counts / counts.sum()).round(1)
-    print(f"\n{c} ({clean_dataset[c].nunique()} levels):")
-    print(pd.DataFrame({"count": counts, "%": share}).head(8).to_string())
+for _c in _cat_show[:6]:
+    _counts = clean_dataset[_c].value_counts(dropna=False)
+    print(f"{_c} ({clean_dataset[_c].nunique()} levels):")
+    display(pd.DataFrame({"count": _counts, "%": (100 * _counts / _counts.sum()).round(1)}).head(8))
 """
     + UNIVARIATE_RESULT
 )
@@ -141,29 +124,29 @@ UNIVARIATE_V1 = (
 _num = clean_dataset.select_dtypes(include="number")
 numeric_summary = _num.describe().T if _num.shape[1] else pd.DataFrame()
 print(numeric_summary.round(3).head(40).to_string() if len(numeric_summary) else "No numeric columns.")
-fig = plt.figure(figsize=(12, 8))
+_fig = plt.figure(figsize=(12, 8))
 try:
     _cols = [c for c in _num.columns if _num[c].nunique() > 1][:12]
     if not _cols:
         raise ValueError("no non-constant numeric columns")
-    for i, c in enumerate(_cols, start=1):
-        ax = fig.add_subplot(3, 4, i)
-        ax.hist(_num[c].dropna().to_numpy(dtype=float), bins=20)
-        ax.set_title(str(c)[:30], fontsize=8)
-    fig.tight_layout()
+    for _i, _c in enumerate(_cols, start=1):
+        _ax = _fig.add_subplot(3, 4, _i)
+        _ax.hist(_num[_c].dropna().to_numpy(dtype=float), bins=20)
+        _ax.set_title(str(_c)[:30], fontsize=8)
+    _fig.tight_layout()
 except Exception as exc:
-    fig.clf()
-    fig.text(0.1, 0.5, f"Histograms unavailable: {exc}")
+    _fig.clf()
+    _fig.text(0.1, 0.5, f"Histograms unavailable: {exc}")
     print(f"Histograms unavailable: {exc}")
-fig.savefig("outputs/distributions.png", dpi=100, bbox_inches="tight")
+_fig.savefig("outputs/distributions.png", dpi=100, bbox_inches="tight")
 plt.show()
-plt.close(fig)
-for c in [c for c in clean_dataset.columns if c not in _num.columns][:6]:
+plt.close(_fig)
+for _c in [c for c in clean_dataset.columns if c not in _num.columns][:6]:
     try:
-        if clean_dataset[c].nunique() <= 30:
-            print(f"\n{c}:\n{clean_dataset[c].astype(str).value_counts().head(8).to_string()}")
+        if clean_dataset[_c].nunique() <= 30:
+            print(f"\n{_c}:\n{clean_dataset[_c].astype(str).value_counts().head(8).to_string()}")
     except Exception as exc:
-        print(f"{c}: {exc}")
+        print(f"{_c}: {exc}")
 """
     + UNIVARIATE_RESULT
 )
@@ -195,9 +178,7 @@ def univariate_eda(ctx: RecipeContext) -> Pairs:
 
 # Closing result line of the relationship cell (both variants). Each variant defines
 # ``_bcc_labels`` (association measure per feature) and ``_bcc_extra`` (its own findings).
-RELATIONSHIP_RESULT = (
-    RESULT_HELPERS
-    + r"""
+RELATIONSHIP_RESULT = r"""
 try:
     if strongest_correlations:
         _a, _b, _r = strongest_correlations[0]
@@ -232,16 +213,48 @@ except Exception as exc:
     _bcc_text = f"relationships computed for {clean_dataset.shape[1]} columns (summary line failed: {type(exc).__name__})"
 _bcc_result(_bcc_text + ".")
 """
+
+RELATIONSHIP_CORR_V0 = (
+    COLUMN_GROUPS
+    + r"""
+_corr_cols = [c for c in numeric_cols if c not in _id_cols and clean_dataset[c].nunique() > 1]
+correlation_matrix = clean_dataset[_corr_cols].corr() if len(_corr_cols) >= 2 else pd.DataFrame()
+strongest_correlations = []
+if not correlation_matrix.empty:
+    _show = list(correlation_matrix.columns)
+    if len(_show) > 15:
+        if TARGET in _show:
+            _order = correlation_matrix[TARGET].drop(TARGET).abs().sort_values(ascending=False)
+            _show = [TARGET] + list(_order.index[:14])
+        else:
+            _show = list(correlation_matrix.abs().mean().sort_values(ascending=False).index[:15])
+    _sub = correlation_matrix.loc[_show, _show]
+    _fig, _ax = plt.subplots(figsize=(0.55 * len(_show) + 3, 0.55 * len(_show) + 2))
+    _im = _ax.imshow(_sub.to_numpy(dtype=float), cmap="coolwarm", vmin=-1, vmax=1)
+    _ax.set_xticks(range(len(_show)), [str(c)[:22] for c in _show], rotation=90, fontsize=8)
+    _ax.set_yticks(range(len(_show)), [str(c)[:22] for c in _show], fontsize=8)
+    if len(_show) <= 12:
+        for _i in range(len(_show)):
+            for _j in range(len(_show)):
+                _v = _sub.iat[_i, _j]
+                _ax.text(_j, _i, "" if pd.isna(_v) else f"{_v:.2f}", ha="center", va="center", fontsize=7)
+    _fig.colorbar(_im, ax=_ax, shrink=0.8)
+    _ax.set_title("Pearson correlations")
+    _fig.savefig("outputs/correlations.png", dpi=100, bbox_inches="tight")
+    plt.show()
+    plt.close(_fig)
+    _mask = np.triu(np.ones(correlation_matrix.shape, dtype=bool), k=1)
+    _pairs = correlation_matrix.where(_mask).stack().dropna()
+    _pairs = _pairs.reindex(_pairs.abs().sort_values(ascending=False).index).head(8)
+    strongest_correlations = [(str(a), str(b), round(float(r), 3)) for (a, b), r in _pairs.items()]
+    print("Strongest correlations:")
+    display(pd.DataFrame(strongest_correlations, columns=["column", "other column", "r"]))
+else:
+    print("Fewer than two numeric columns: no correlation matrix.")
+"""
 )
 
-RELATIONSHIP_V0 = (
-    r"""
-import re
-"""
-    + TARGET_SNIPPET.replace("FRAME", "clean_dataset")
-    + COLUMN_GROUPS
-    + r"""
-
+RELATIONSHIP_TARGET_V0 = r"""
 def _bcc_eta(values, groups):
     # correlation ratio: share of the variance of `values` explained by `groups`
     frame = pd.DataFrame({"v": pd.to_numeric(values, errors="coerce"), "g": groups}).dropna()
@@ -262,81 +275,46 @@ def _bcc_cramers_v(a, b):
     chi2 = ((table.to_numpy() - expected) ** 2 / expected).sum()
     return float(np.sqrt(chi2 / (n * (min(table.shape) - 1))))
 
-
-_corr_cols = [c for c in numeric_cols if c not in _id_cols and clean_dataset[c].nunique() > 1]
-correlation_matrix = clean_dataset[_corr_cols].corr() if len(_corr_cols) >= 2 else pd.DataFrame()
-strongest_correlations = []
-if not correlation_matrix.empty:
-    _show = list(correlation_matrix.columns)
-    if len(_show) > 15:
-        if TARGET in _show:
-            _order = correlation_matrix[TARGET].drop(TARGET).abs().sort_values(ascending=False)
-            _show = [TARGET] + list(_order.index[:14])
-        else:
-            _show = list(correlation_matrix.abs().mean().sort_values(ascending=False).index[:15])
-    _sub = correlation_matrix.loc[_show, _show]
-    fig, ax = plt.subplots(figsize=(0.55 * len(_show) + 3, 0.55 * len(_show) + 2))
-    im = ax.imshow(_sub.to_numpy(dtype=float), cmap="coolwarm", vmin=-1, vmax=1)
-    ax.set_xticks(range(len(_show)), [str(c)[:22] for c in _show], rotation=90, fontsize=8)
-    ax.set_yticks(range(len(_show)), [str(c)[:22] for c in _show], fontsize=8)
-    if len(_show) <= 12:
-        for i in range(len(_show)):
-            for j in range(len(_show)):
-                v = _sub.iat[i, j]
-                ax.text(j, i, "" if pd.isna(v) else f"{v:.2f}", ha="center", va="center", fontsize=7)
-    fig.colorbar(im, ax=ax, shrink=0.8)
-    ax.set_title("Pearson correlations")
-    fig.savefig("outputs/correlations.png", dpi=100, bbox_inches="tight")
-    plt.show()
-    plt.close(fig)
-    _mask = np.triu(np.ones(correlation_matrix.shape, dtype=bool), k=1)
-    _pairs = correlation_matrix.where(_mask).stack().dropna()
-    _pairs = _pairs.reindex(_pairs.abs().sort_values(ascending=False).index).head(8)
-    strongest_correlations = [(str(a), str(b), round(float(r), 3)) for (a, b), r in _pairs.items()]
-    print("Strongest correlations:")
-    for a, b, r in strongest_correlations:
-        print(f"  {a} ~ {b}: r = {r:+.3f}")
-else:
-    print("Fewer than two numeric columns: no correlation matrix.")
-
 target_associations = pd.Series(dtype=float)
 _methods, _assoc = {}, {}
 if TARGET is not None and TARGET in clean_dataset.columns:
     _y = clean_dataset[TARGET]
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    _fig, _ax = plt.subplots(figsize=(7, 3.5))
     if TASK == "classification":
         _counts = _y.astype(str).value_counts()
-        ax.bar([str(k)[:20] for k in _counts.index], _counts.to_numpy(), color="#4C72B0")
-        ax.tick_params(axis="x", rotation=45)
-        ax.set_title(f"Class counts of {TARGET}")
+        _ax.bar([str(k)[:20] for k in _counts.index], _counts.to_numpy(), color="#4C72B0")
+        _ax.tick_params(axis="x", rotation=45)
+        _ax.set_title(f"Class counts of {TARGET}")
         print(f"\nClass balance of {TARGET!r} (%):", (100 * _counts / _counts.sum()).round(1).to_dict())
     else:
         _yn = pd.to_numeric(_y, errors="coerce").dropna()
-        ax.hist(_yn, bins=30, color="#4C72B0", edgecolor="white")
-        ax.set_title(f"Distribution of {TARGET}")
+        _ax.hist(_yn, bins=30, color="#4C72B0", edgecolor="white")
+        _ax.set_title(f"Distribution of {TARGET}")
         print(f"\n{TARGET!r}: mean {_yn.mean():.4g}, median {_yn.median():.4g}, skew {_yn.skew():.2f}")
-    fig.savefig("outputs/target.png", dpi=100, bbox_inches="tight")
+    _fig.savefig("outputs/target.png", dpi=100, bbox_inches="tight")
     plt.show()
-    plt.close(fig)
+    plt.close(_fig)
     _scores, _methods = {}, {}
-    for c in clean_dataset.columns:
-        if c == TARGET or c in _id_cols or c in date_cols:
+    for _c in clean_dataset.columns:
+        if _c == TARGET or _c in _id_cols or _c in date_cols:
             continue
-        x = clean_dataset[c]
-        if c in numeric_cols:
+        _x = clean_dataset[_c]
+        if _c in numeric_cols:
             if TASK == "regression":
-                _scores[c], _methods[c] = abs(x.corr(pd.to_numeric(_y, errors="coerce"))), "|pearson r|"
+                _scores[_c], _methods[_c] = abs(_x.corr(pd.to_numeric(_y, errors="coerce"))), "|pearson r|"
             else:
-                _scores[c], _methods[c] = _bcc_eta(x, _y), "eta (class means)"
-        elif 2 <= x.nunique() <= 50:
+                _scores[_c], _methods[_c] = _bcc_eta(_x, _y), "eta (class means)"
+        elif 2 <= _x.nunique() <= 50:
             if TASK == "regression":
-                _scores[c], _methods[c] = _bcc_eta(_y, x), "eta (group means)"
+                _scores[_c], _methods[_c] = _bcc_eta(_y, _x), "eta (group means)"
             else:
-                _scores[c], _methods[c] = _bcc_cramers_v(x, _y), "cramers V"
+                _scores[_c], _methods[_c] = _bcc_cramers_v(_x, _y), "cramers V"
     target_associations = pd.Series(_scores, dtype=float).dropna().sort_values(ascending=False)
-    print(f"\nFeatures most associated with {TARGET!r}:")
-    for c, v in target_associations.head(10).items():
-        print(f"  {c}: {v:.3f} ({_methods[c]})")
+    print(f"Features most associated with {TARGET!r}:")
+    display(pd.DataFrame({
+        "association": target_associations.head(10).round(3),
+        "measure": [_methods[_c] for _c in target_associations.index[:10]],
+    }))
 elif len(category_cols) >= 2:
     _cats = [c for c in category_cols if c not in _id_cols and 2 <= clean_dataset[c].nunique() <= 30][:8]
     _assoc = {
@@ -346,23 +324,26 @@ elif len(category_cols) >= 2:
     _assoc = {k: v for k, v in _assoc.items() if pd.notna(v)}
     if _assoc:
         print("\nStrongest associations between categorical columns (Cramer's V):")
-        for (a, b), v in sorted(_assoc.items(), key=lambda kv: -kv[1])[:6]:
-            print(f"  {a} ~ {b}: {v:.3f}")
+        for (_a, _b), _v in sorted(_assoc.items(), key=lambda kv: -kv[1])[:6]:
+            print(f"  {_a} ~ {_b}: {_v:.3f}")
 
 # Without a target: how numeric columns differ between the groups of low-cardinality categories.
 group_differences = {}
 if TARGET is None and _corr_cols:
     _groupers = [c for c in category_cols if c not in _id_cols and 2 <= clean_dataset[c].nunique() <= 10][:3]
-    for g in _groupers:
-        etas = pd.Series({c: _bcc_eta(clean_dataset[c], clean_dataset[g]) for c in _corr_cols}).dropna()
-        etas = etas.sort_values(ascending=False).head(5)
-        if etas.empty:
+    for _g in _groupers:
+        _etas = pd.Series({c: _bcc_eta(clean_dataset[c], clean_dataset[_g]) for c in _corr_cols}).dropna()
+        _etas = _etas.sort_values(ascending=False).head(5)
+        if _etas.empty:
             continue
-        group_differences[str(g)] = {str(c): round(float(v), 3) for c, v in etas.items()}
-        print(f"\nNumeric columns that differ most between the levels of {g!r} (correlation ratio):")
-        _means = clean_dataset.groupby(clean_dataset[g].astype(str))[list(etas.index)].mean()
-        print(_means.T.assign(eta=etas.round(3)).round(3).to_string())
+        group_differences[str(_g)] = {str(c): round(float(v), 3) for c, v in _etas.items()}
+        print(f"Numeric columns that differ most between the levels of {_g!r} (correlation ratio):")
+        _means = clean_dataset.groupby(clean_dataset[_g].astype(str))[list(_etas.index)].mean()
+        display(_means.T.assign(eta=_etas.round(3)).round(3))
+"""
 
+RELATIONSHIP_TIME_V0 = (
+    r"""
 timeseries_summary = {}
 _ts_cols = [c for c in _corr_cols if c != TARGET]
 if TARGET in _corr_cols:
@@ -371,35 +352,35 @@ _ts_cols = _ts_cols[:4]
 if date_cols and _ts_cols:
     _dcol = max(date_cols, key=lambda c: clean_dataset[c].nunique())
     _series = clean_dataset[[_dcol] + _ts_cols].dropna(subset=[_dcol]).sort_values(_dcol)
-    fig, axes = plt.subplots(len(_ts_cols), 1, figsize=(10, 2.3 * len(_ts_cols)), sharex=True, squeeze=False)
-    for ax, c in zip(axes[:, 0], _ts_cols):
-        ax.plot(_series[_dcol], _series[c], lw=0.8)
-        ax.set_ylabel(str(c)[:20], fontsize=8)
-    axes[0, 0].set_title(f"Over time ({_dcol})")
-    fig.savefig("outputs/timeseries.png", dpi=100, bbox_inches="tight")
+    _fig, _axes = plt.subplots(len(_ts_cols), 1, figsize=(10, 2.3 * len(_ts_cols)), sharex=True, squeeze=False)
+    for _ax, c in zip(_axes[:, 0], _ts_cols):
+        _ax.plot(_series[_dcol], _series[c], lw=0.8)
+        _ax.set_ylabel(str(c)[:20], fontsize=8)
+    _axes[0, 0].set_title(f"Over time ({_dcol})")
+    _fig.savefig("outputs/timeseries.png", dpi=100, bbox_inches="tight")
     plt.show()
-    plt.close(fig)
+    plt.close(_fig)
     _years = _series[_dcol].dt.year
     _months = _series[_dcol].dt.month
     _span_years = (_series[_dcol].max() - _series[_dcol].min()).days / 365.25
     print(f"\nTime span of {_dcol!r}: {_series[_dcol].min()} to {_series[_dcol].max()} ({_span_years:.1f} years)")
     # trend and seasonality only for a genuine series (mostly one row per time stamp)
     _is_series = _series[_dcol].nunique() >= 0.5 * len(_series)
-    for c in _ts_cols if _is_series else []:
-        yearly = _series.groupby(_years)[c].mean().dropna()
-        info = {}
-        if len(yearly) >= 3 and _span_years >= 2:
-            info["trend_per_year"] = round(float(np.polyfit(yearly.index.to_numpy(dtype=float), yearly.to_numpy(dtype=float), 1)[0]), 4)
-            info["first_year_mean"] = round(float(yearly.iloc[0]), 4)
-            info["last_year_mean"] = round(float(yearly.iloc[-1]), 4)
-        detrended = _series[c] - _series.groupby(_years)[c].transform("mean")
-        monthly = detrended.groupby(_months).mean().dropna()
-        if len(monthly) >= 6 and _span_years >= 2:
-            info["seasonal_amplitude"] = round(float(monthly.max() - monthly.min()), 4)
-            info["peak_month"] = int(monthly.idxmax())
-        if info:
-            timeseries_summary[str(c)] = info
-            print(f"  {c}: {info}")
+    for _c in _ts_cols if _is_series else []:
+        _yearly = _series.groupby(_years)[_c].mean().dropna()
+        _info = {}
+        if len(_yearly) >= 3 and _span_years >= 2:
+            _info["trend_per_year"] = round(float(np.polyfit(_yearly.index.to_numpy(dtype=float), _yearly.to_numpy(dtype=float), 1)[0]), 4)
+            _info["first_year_mean"] = round(float(_yearly.iloc[0]), 4)
+            _info["last_year_mean"] = round(float(_yearly.iloc[-1]), 4)
+        _detrended = _series[_c] - _series.groupby(_years)[_c].transform("mean")
+        _monthly = _detrended.groupby(_months).mean().dropna()
+        if len(_monthly) >= 6 and _span_years >= 2:
+            _info["seasonal_amplitude"] = round(float(_monthly.max() - _monthly.min()), 4)
+            _info["peak_month"] = int(_monthly.idxmax())
+        if _info:
+            timeseries_summary[str(_c)] = _info
+            print(f"  {_c}: {_info}")
 
 _bcc_labels = {
     c: {"|pearson r|": "|r|", "cramers V": "Cramér's V"}.get(m, m.split(" (")[0]) for c, m in _methods.items()
@@ -434,34 +415,34 @@ target_associations = pd.Series(dtype=float)
 timeseries_summary = {}
 group_differences = {}
 if not correlation_matrix.empty:
-    fig, ax = plt.subplots(figsize=(9, 7))
+    _fig, _ax = plt.subplots(figsize=(9, 7))
     try:
         _sub = correlation_matrix.iloc[:15, :15]
-        ax.imshow(_sub.to_numpy(dtype=float), cmap="coolwarm", vmin=-1, vmax=1)
-        ax.set_xticks(range(len(_sub)), [str(c)[:20] for c in _sub.columns], rotation=90, fontsize=7)
-        ax.set_yticks(range(len(_sub)), [str(c)[:20] for c in _sub.columns], fontsize=7)
+        _ax.imshow(_sub.to_numpy(dtype=float), cmap="coolwarm", vmin=-1, vmax=1)
+        _ax.set_xticks(range(len(_sub)), [str(c)[:20] for c in _sub.columns], rotation=90, fontsize=7)
+        _ax.set_yticks(range(len(_sub)), [str(c)[:20] for c in _sub.columns], fontsize=7)
     except Exception as exc:
-        ax.text(0.1, 0.5, f"heatmap failed: {exc}")
+        _ax.text(0.1, 0.5, f"heatmap failed: {exc}")
         print(f"heatmap failed: {exc}")
-    fig.savefig("outputs/correlations.png", dpi=100, bbox_inches="tight")
+    _fig.savefig("outputs/correlations.png", dpi=100, bbox_inches="tight")
     plt.show()
-    plt.close(fig)
+    plt.close(_fig)
     _pairs = correlation_matrix.where(np.triu(np.ones(correlation_matrix.shape, dtype=bool), k=1)).stack().dropna()
-    for (a, b), r in _pairs.abs().sort_values(ascending=False).head(5).items():
-        strongest_correlations.append((str(a), str(b), round(float(correlation_matrix.loc[a, b]), 3)))
+    for (_a, _b), _r in _pairs.abs().sort_values(ascending=False).head(5).items():
+        strongest_correlations.append((str(_a), str(_b), round(float(correlation_matrix.loc[_a, _b]), 3)))
     print("Strongest correlations:", strongest_correlations)
 if TARGET is not None:
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    _fig, _ax = plt.subplots(figsize=(7, 3.5))
     try:
         if TASK == "classification":
-            clean_dataset[TARGET].astype(str).value_counts().plot.bar(ax=ax)
+            clean_dataset[TARGET].astype(str).value_counts().plot.bar(ax=_ax)
         else:
-            ax.hist(pd.to_numeric(clean_dataset[TARGET], errors="coerce").dropna(), bins=30)
+            _ax.hist(pd.to_numeric(clean_dataset[TARGET], errors="coerce").dropna(), bins=30)
     except Exception as exc:
         print(f"target plot failed: {exc}")
-    fig.savefig("outputs/target.png", dpi=100, bbox_inches="tight")
+    _fig.savefig("outputs/target.png", dpi=100, bbox_inches="tight")
     plt.show()
-    plt.close(fig)
+    plt.close(_fig)
     if TARGET in _num.columns and TARGET in correlation_matrix.columns:
         target_associations = correlation_matrix[TARGET].drop(TARGET).abs().sort_values(ascending=False)
         print("Correlation with target:", target_associations.head(10).round(3).to_dict())
@@ -491,23 +472,29 @@ def relationship_eda(ctx: RecipeContext) -> Pairs:
             )
         ]
     target = (
-        f" For the target `{ctx.target}` it plots the "
+        f"For the target `{ctx.target}`, plot the "
         + ("class counts" if ctx.task == "classification" else "distribution")
-        + " (`outputs/target.png`) and ranks features by their association with it "
+        + " (`outputs/target.png`) and rank the features by their association with it "
         "(`target_associations`: |r| or the correlation ratio for numbers, Cramér's V for "
         "categories)."
         if ctx.target
-        else " Without a target it looks for associations between categorical columns and for "
+        else "Without a target, look for associations between categorical columns and for "
         "the numeric columns that differ most between category levels (`group_differences`)."
     )
     return [
         (
-            "Study how variables relate: the Pearson `correlation_matrix` of the numeric columns "
-            "(heatmap in `outputs/correlations.png`) and its strongest pairs." + target + " If the "
-            "table has a date column, numeric series are plotted over time "
-            "(`outputs/timeseries.png`) with their yearly trend and seasonal amplitude.",
-            RELATIONSHIP_V0,
-        )
+            "Study how variables relate, starting with the Pearson `correlation_matrix` of the "
+            "numeric columns (heatmap in `outputs/correlations.png`) and its strongest pairs "
+            "(`strongest_correlations`).",
+            RELATIONSHIP_CORR_V0,
+        ),
+        (target.strip(), RELATIONSHIP_TARGET_V0),
+        (
+            "If the table has a date column, numeric series are plotted over time "
+            "(`outputs/timeseries.png`) with their yearly trend and seasonal amplitude "
+            "(`timeseries_summary`). The step's findings close with one summary line.",
+            RELATIONSHIP_TIME_V0,
+        ),
     ]
 
 
@@ -515,11 +502,7 @@ def relationship_eda(ctx: RecipeContext) -> Pairs:
 
 
 # Closing result line of the summary cell (both variants), read off ``analysis_summary``.
-SUMMARY_RESULT = (
-    RESULT_HELPERS
-    + r"""
-import re
-
+SUMMARY_RESULT = r"""
 try:
     _bcc_sections = re.findall(r"^- \*\*([^*]+)\*\*", analysis_summary, re.M)
     if _bcc_sections:
@@ -539,11 +522,10 @@ except Exception as exc:
     _bcc_text = f"the summary above has {len(analysis_summary.splitlines())} lines (summary line failed: {type(exc).__name__})"
 _bcc_result(_bcc_text + ".")
 """
-)
 
 SUMMARY_V0 = (
     r"""
-from IPython.display import Markdown, display
+from IPython.display import Markdown
 
 _g = globals()
 _lines = ["## Analysis summary", ""]
@@ -560,18 +542,18 @@ if _missing:
 if _report.get("id_like_columns"):
     _lines.append("- **ID-like columns** (not used as signal): " + ", ".join(f"`{c}`" for c in _report["id_like_columns"][:5]) + ".")
 _findings = []
-for a, b, r in (_g.get("strongest_correlations") or [])[:3]:
-    _findings.append(f"`{a}` and `{b}` are {'positively' if r > 0 else 'negatively'} correlated (r = {r:+.2f})")
+for _a, _b, _r in (_g.get("strongest_correlations") or [])[:3]:
+    _findings.append(f"`{_a}` and `{_b}` are {'positively' if _r > 0 else 'negatively'} correlated (r = {_r:+.2f})")
 _assoc = _g.get("target_associations")
 if isinstance(_assoc, pd.Series) and len(_assoc):
     _findings.append("features most associated with the target: " + ", ".join(f"`{c}` ({v:.2f})" for c, v in _assoc.head(3).items()))
-for g, etas in list((_g.get("group_differences") or {}).items())[:2]:
-    _findings.append(f"between the levels of `{g}`, " + ", ".join(f"`{c}` (eta {v:.2f})" for c, v in list(etas.items())[:3]) + " differ most")
-for c, info in list((_g.get("timeseries_summary") or {}).items())[:3]:
-    if "trend_per_year" in info:
-        _findings.append(f"`{c}` changes by {info['trend_per_year']:+.4g} per year on average")
-    if "seasonal_amplitude" in info:
-        _findings.append(f"`{c}` has a seasonal swing of {info['seasonal_amplitude']:.3g} (peak in month {info['peak_month']})")
+for _grp, _etas in list((_g.get("group_differences") or {}).items())[:2]:
+    _findings.append(f"between the levels of `{_grp}`, " + ", ".join(f"`{c}` (eta {v:.2f})" for c, v in list(_etas.items())[:3]) + " differ most")
+for _c, _info in list((_g.get("timeseries_summary") or {}).items())[:3]:
+    if "trend_per_year" in _info:
+        _findings.append(f"`{_c}` changes by {_info['trend_per_year']:+.4g} per year on average")
+    if "seasonal_amplitude" in _info:
+        _findings.append(f"`{_c}` has a seasonal swing of {_info['seasonal_amplitude']:.3g} (peak in month {_info['peak_month']})")
 if _findings:
     _lines.append("- **Findings**:")
     _lines.extend(f"  - {f}" for f in _findings)

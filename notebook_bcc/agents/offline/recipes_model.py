@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from notebook_bcc.agents.offline.recipes_data import RESULT_HELPERS, TARGET_SNIPPET
+from notebook_bcc.agents.offline.recipes_data import TARGET_SNIPPET
 
 if TYPE_CHECKING:
     from notebook_bcc.agents.offline.recipes import RecipeContext
@@ -32,9 +32,7 @@ def _bcc_cv(seed):
 
 
 # Closing result line of the model comparison cell (both variants).
-COMPARE_RESULT = (
-    RESULT_HELPERS
-    + r"""
+COMPARE_RESULT = r"""
 try:
     _bcc_metric = "accuracy" if scoring == "accuracy" else "R²"
     _bcc_ok = {
@@ -62,17 +60,11 @@ except Exception as exc:
     _bcc_text = f"best model {best_model_name} (summary line failed: {type(exc).__name__})"
 _bcc_result(_bcc_text + ".")
 """
-)
 
-PREPARE_V0 = (
-    r"""
-import re
-import warnings
-
+PREPARE_V0 = r"""
 from sklearn.model_selection import train_test_split
-"""
-    + TARGET_SNIPPET.replace("FRAME", "clean_dataset")
-    + r"""
+
+TASK = __TASK__  # the modelling task, decided from the cleaned column types
 _y = clean_dataset[TARGET]
 if TASK == "regression":
     _y = pd.to_numeric(_y, errors="coerce")
@@ -87,46 +79,52 @@ X_all = clean_dataset.loc[_keep].drop(columns=[TARGET])
 dropped_features = {}
 _id_cols = set((globals().get("integrity_report") or {}).get("id_like_columns", []))
 
-for c in list(X_all.columns):
-    if pd.api.types.is_datetime64_any_dtype(X_all[c]):
-        d = X_all[c]
-        parts = {"year": d.dt.year, "month": d.dt.month, "dayofyear": d.dt.day_of_year}
-        if (d.dt.hour.fillna(0) != 0).any():
-            parts["hour"] = d.dt.hour
-        for name, values in parts.items():
-            if values.nunique() > 1:
-                X_all[f"{c}_{name}"] = values.astype("float64")
-        X_all = X_all.drop(columns=[c])
-        dropped_features[c] = "datetime: replaced by numeric year/month/day-of-year parts"
+for _c in list(X_all.columns):
+    if pd.api.types.is_datetime64_any_dtype(X_all[_c]):
+        _d = X_all[_c]
+        _parts = {"year": _d.dt.year, "month": _d.dt.month, "dayofyear": _d.dt.day_of_year}
+        if (_d.dt.hour.fillna(0) != 0).any():
+            _parts["hour"] = _d.dt.hour
+        for _part, _values in _parts.items():
+            if _values.nunique() > 1:
+                X_all[f"{_c}_{_part}"] = _values.astype("float64")
+        X_all = X_all.drop(columns=[_c])
+        dropped_features[_c] = "datetime: replaced by numeric year/month/day-of-year parts"
 
 _y_numeric = pd.to_numeric(y_all, errors="coerce") if pd.api.types.is_numeric_dtype(y_all) else None
 _y_levels = y_all.nunique()
 _watch = {}
-for c in list(X_all.columns):
-    s = X_all[c]
+
+
+def _bcc_leakage_reason(name, s):
+    # why a candidate feature must not be used (None when it may be used)
     n_unique, n_present = s.nunique(), int(s.notna().sum())
     is_number = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-    reason = None
-    if c in _id_cols:
-        reason = "ID-like column"
-    elif n_present == 0 or n_unique <= 1:
-        reason = "empty or constant"
-    elif is_number and _y_numeric is not None:
+    if name in _id_cols:
+        return "ID-like column"
+    if n_present == 0 or n_unique <= 1:
+        return "empty or constant"
+    if is_number and _y_numeric is not None:
         r = s.astype("float64").corr(_y_numeric)
         if pd.notna(r) and abs(r) > 0.98:
-            reason = f"near-perfect correlation with the target (r={r:.3f}): leakage"
-        elif pd.notna(r) and abs(r) > 0.9:
-            _watch[c] = round(float(r), 3)
+            return f"near-perfect correlation with the target (r={r:.3f}): leakage"
+        if pd.notna(r) and abs(r) > 0.9:
+            _watch[name] = round(float(r), 3)
     elif not is_number and n_unique > 50:
-        reason = "free text / high cardinality" if n_unique > 0.5 * n_present else "more than 50 categories"
-    if reason is None and n_unique <= 50 and _y_levels <= 50 and n_present >= 0.5 * len(s):
+        return "free text / high cardinality" if n_unique > 0.5 * n_present else "more than 50 categories"
+    if n_unique <= 50 and _y_levels <= 50 and n_present >= 0.5 * len(s):
         pair = pd.DataFrame({"f": s, "t": y_all}).dropna()
         if (len(pair) and pair["f"].nunique() > 1
                 and pair.groupby("f", sort=False)["t"].nunique().max() == 1
                 and pair.groupby("t", sort=False)["f"].nunique().max() == 1):
-            reason = "maps one-to-one onto the target: leakage"
-    if reason:
-        dropped_features[c] = reason
+            return "maps one-to-one onto the target: leakage"
+    return None
+
+
+for _c in list(X_all.columns):
+    _reason = _bcc_leakage_reason(_c, X_all[_c])
+    if _reason:
+        dropped_features[_c] = _reason
 
 num_features = [
     c for c in X_all.columns if c not in dropped_features
@@ -137,10 +135,10 @@ feature_columns = num_features + cat_features
 if not feature_columns:
     raise ValueError(f"No usable feature columns left after the leakage guards: {dropped_features}")
 X_all = X_all[feature_columns].copy()
-for c in num_features:
-    X_all[c] = X_all[c].astype("float64")
-for c in cat_features:
-    X_all[c] = X_all[c].map(lambda v: np.nan if pd.isna(v) else str(v)).astype(object)
+for _c in num_features:
+    X_all[_c] = X_all[_c].astype("float64")
+for _c in cat_features:
+    X_all[_c] = X_all[_c].map(lambda v: np.nan if pd.isna(v) else str(v)).astype(object)
 
 _stratify = None
 if TASK == "classification":
@@ -161,10 +159,9 @@ if _watch:
     print(f"Kept, but strongly correlated with the target (check they are known before the outcome): {_watch}")
 if dropped_features:
     print("Excluded columns:")
-    for c, why in dropped_features.items():
-        print(f"  {c}: {why}")
+    for _c, _why in dropped_features.items():
+        print(f"  {_c}: {_why}")
 """
-)
 
 COMPARE_V0 = (
     r"""
@@ -180,8 +177,6 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 from threadpoolctl import threadpool_limits
 
-TASK = __TASK__
-SEED = __SEED__
 # One thread per native pool: on small tables (and shared machines) this is faster and
 # fully reproducible; fits stay sequential (n_jobs=1).
 threadpool_limits(limits=1)
@@ -217,20 +212,20 @@ cv = _bcc_cv(SEED)
 if TASK == "classification" and isinstance(cv, KFold):
     print(f"Rare classes (smallest has {int(y_train.value_counts().min())} training rows): using shuffled KFold.")
 model_comparison, _raw_means = {}, {}
-for name, estimator in candidate_models.items():
+for _name, _estimator in candidate_models.items():
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            scores = cross_val_score(estimator, X_train, y_train, cv=cv, scoring=scoring, error_score=np.nan, n_jobs=1)
+            _scores = cross_val_score(_estimator, X_train, y_train, cv=cv, scoring=scoring, error_score=np.nan, n_jobs=1)
     except ValueError as exc:  # raised when every fold failed
-        print(f"{name}: all folds failed ({str(exc).strip().splitlines()[-1][:200]})")
-        scores = np.full(cv.get_n_splits(), np.nan)
-    valid = scores[np.isfinite(scores)]
-    _raw_means[name] = float(valid.mean()) if len(valid) else None
-    model_comparison[name] = {
-        "cv_mean": round(float(valid.mean()), 4) if len(valid) else None,
-        "cv_std": round(float(valid.std()), 4) if len(valid) else None,
-        "failed_folds": int(len(scores) - len(valid)),
+        print(f"{_name}: all folds failed ({str(exc).strip().splitlines()[-1][:200]})")
+        _scores = np.full(cv.get_n_splits(), np.nan)
+    _valid = _scores[np.isfinite(_scores)]
+    _raw_means[_name] = float(_valid.mean()) if len(_valid) else None
+    model_comparison[_name] = {
+        "cv_mean": round(float(_valid.mean()), 4) if len(_valid) else None,
+        "cv_std": round(float(_valid.std()), 4) if len(_valid) else None,
+        "failed_folds": int(len(_scores) - len(_valid)),
     }
 _ranked = [n for n in candidate_models if _raw_means[n] is not None]
 if not _ranked:
@@ -240,7 +235,7 @@ best_model_name = max(
     _ranked, key=lambda n: (round(_raw_means[n], 6), not n.startswith("dummy"), n != "hist_gradient_boosting")
 )
 print(f"{cv.get_n_splits()}-fold {type(cv).__name__} on the training part, metric: {scoring}")
-print(pd.DataFrame(model_comparison).T.sort_values("cv_mean", ascending=False).to_string())
+display(pd.DataFrame(model_comparison).T.sort_values("cv_mean", ascending=False))
 print(f"best model: {best_model_name}")
 """
     + COMPARE_RESULT
@@ -303,15 +298,15 @@ candidate_models = {
 scoring = "accuracy" if _clf else "r2"
 cv = KFold(n_splits=int(max(2, min(5, len(y_train)))), shuffle=True, random_state=SEED)
 model_comparison = {}
-for name, estimator in candidate_models.items():
+for _name, _estimator in candidate_models.items():
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            scores = cross_val_score(estimator, X_train, y_train, cv=cv, scoring=scoring, error_score=np.nan)
-        scores = scores[np.isfinite(scores)]
-        model_comparison[name] = {"cv_mean": round(float(scores.mean()), 4), "cv_std": round(float(scores.std()), 4)}
+            _scores = cross_val_score(_estimator, X_train, y_train, cv=cv, scoring=scoring, error_score=np.nan)
+        _scores = _scores[np.isfinite(_scores)]
+        model_comparison[_name] = {"cv_mean": round(float(_scores.mean()), 4), "cv_std": round(float(_scores.std()), 4)}
     except Exception as exc:
-        print(f"{name} failed: {exc}")
+        print(f"{_name} failed: {exc}")
 _ok = {k: v for k, v in model_comparison.items() if v["cv_mean"] == v["cv_mean"]}
 best_model_name = max(_ok, key=lambda k: _ok[k]["cv_mean"])
 print(pd.DataFrame(model_comparison).T.to_string())
@@ -363,9 +358,7 @@ def model_selection(ctx: RecipeContext) -> Pairs:
 
 # Closing result line of the hold-out cell (both variants); ``_bcc_extra`` adds the variant's
 # own measurements.
-HOLDOUT_RESULT = (
-    RESULT_HELPERS
-    + r"""
+HOLDOUT_RESULT = r"""
 try:
     _bcc_metric = "accuracy" if final_metrics["metric"] == "accuracy" else "R²"
     _bcc_text = (
@@ -381,7 +374,6 @@ except Exception as exc:
     _bcc_text = f"hold-out metrics {final_metrics} (summary line failed: {type(exc).__name__})"
 _bcc_result(_bcc_text + ".")
 """
-)
 
 HOLDOUT_V0 = (
     r"""
@@ -392,8 +384,6 @@ from sklearn.base import clone
 from sklearn.inspection import permutation_importance
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, mean_absolute_error, r2_score
 
-TASK = __TASK__
-SEED = __SEED__
 _score = accuracy_score if TASK == "classification" else r2_score
 warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true")
 final_model = clone(candidate_models[best_model_name]).fit(X_train, y_train)
@@ -411,7 +401,7 @@ final_metrics = {
 }
 print(json.dumps(final_metrics, indent=2))
 
-fig, ax = plt.subplots(figsize=(5.5, 4.5))
+_fig, _ax = plt.subplots(figsize=(5.5, 4.5))
 if TASK == "classification":
     _bal = balanced_accuracy_score(y_test, y_pred)
     print(f"balanced accuracy: {_bal:.4f}")
@@ -419,26 +409,26 @@ if TASK == "classification":
     _cm = pd.crosstab(pd.Series(np.asarray(y_test), name="actual"), pd.Series(y_pred, name="predicted"))
     _cm = _cm.reindex(index=_labels, columns=_labels, fill_value=0)
     if len(_labels) <= 12:
-        print(_cm.to_string())
-    ax.imshow(_cm.to_numpy(), cmap="Blues")
-    ax.set_xticks(range(len(_labels)), [str(v)[:12] for v in _labels], rotation=45)
-    ax.set_yticks(range(len(_labels)), [str(v)[:12] for v in _labels])
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("actual")
-    ax.set_title("Hold-out confusion matrix")
+        display(_cm)
+    _ax.imshow(_cm.to_numpy(), cmap="Blues")
+    _ax.set_xticks(range(len(_labels)), [str(v)[:12] for v in _labels], rotation=45)
+    _ax.set_yticks(range(len(_labels)), [str(v)[:12] for v in _labels])
+    _ax.set_xlabel("predicted")
+    _ax.set_ylabel("actual")
+    _ax.set_title("Hold-out confusion matrix")
 else:
     _mae = mean_absolute_error(y_test, y_pred)
     _rmse = float(np.sqrt(np.mean((np.asarray(y_test, dtype=float) - y_pred) ** 2)))
     print(f"MAE: {_mae:.4g}   RMSE: {_rmse:.4g}")
-    ax.scatter(y_test, y_pred, s=10, alpha=0.6)
+    _ax.scatter(y_test, y_pred, s=10, alpha=0.6)
     _lims = [float(min(np.min(y_test), np.min(y_pred))), float(max(np.max(y_test), np.max(y_pred)))]
-    ax.plot(_lims, _lims, color="grey", lw=1)
-    ax.set_xlabel("actual")
-    ax.set_ylabel("predicted")
-    ax.set_title("Hold-out predictions")
-fig.savefig("outputs/holdout.png", dpi=100, bbox_inches="tight")
+    _ax.plot(_lims, _lims, color="grey", lw=1)
+    _ax.set_xlabel("actual")
+    _ax.set_ylabel("predicted")
+    _ax.set_title("Hold-out predictions")
+_fig.savefig("outputs/holdout.png", dpi=100, bbox_inches="tight")
 plt.show()
-plt.close(fig)
+plt.close(_fig)
 
 _sample = X_test.sample(n=min(len(X_test), 2000), random_state=SEED)
 _imp = permutation_importance(final_model, _sample, y_test.loc[_sample.index], n_repeats=5,
@@ -448,7 +438,7 @@ feature_importance = pd.DataFrame(
     index=list(X_test.columns),
 ).sort_values("importance_mean", ascending=False)
 print("Permutation importance on the hold-out set (top 10):")
-print(feature_importance.head(10).round(4).to_string())
+display(feature_importance.head(10).round(4))
 
 if TASK == "classification":
     _bcc_extra = [f"balanced accuracy {_bal:.3f}"]
@@ -516,9 +506,7 @@ def holdout_evaluation(ctx: RecipeContext) -> Pairs:
 
 
 # Closing result line of the stability cell (both variants), read off ``stability_report``.
-STABILITY_RESULT = (
-    RESULT_HELPERS
-    + r"""
+STABILITY_RESULT = r"""
 try:
     _bcc_st = stability_report
     _bcc_metric = "accuracy" if _bcc_st["metric"] == "accuracy" else "R²"
@@ -543,7 +531,6 @@ except Exception as exc:
     _bcc_text = f"stability measured (summary line failed: {type(exc).__name__})"
 _bcc_result(_bcc_text + ".")
 """
-)
 
 STABILITY_V0 = (
     r"""
@@ -552,33 +539,30 @@ import warnings
 
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score, r2_score
-from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+from sklearn.model_selection import cross_val_score
 
-TASK = __TASK__
-SEED = __SEED__
 _score = accuracy_score if TASK == "classification" else r2_score
-"""
-    + CV_SNIPPET
-    + r"""
 _rng = np.random.default_rng(SEED)
 _truth = np.asarray(y_test)
 _pred = np.asarray(final_model.predict(X_test))
 _boot = []
 for _ in range(20):
-    idx = _rng.integers(0, len(_truth), len(_truth))
-    _boot.append(float(_score(_truth[idx], _pred[idx])))
+    _idx = _rng.integers(0, len(_truth), len(_truth))
+    _boot.append(float(_score(_truth[_idx], _pred[_idx])))
 _boot = np.array([b for b in _boot if np.isfinite(b)])
 
 _cv_by_seed = {str(SEED): model_comparison[best_model_name]["cv_mean"]}
-for seed in (SEED + 1, SEED + 2):
-    estimator = clone(candidate_models[best_model_name])
-    if "model__random_state" in estimator.get_params():
-        estimator.set_params(model__random_state=seed)
+for _seed in (SEED + 1, SEED + 2):
+    _estimator = clone(candidate_models[best_model_name])
+    if "model__random_state" in _estimator.get_params():
+        _estimator.set_params(model__random_state=_seed)
+    # the same kind of folds as in model selection, shuffled with another seed
+    _folds = type(cv)(n_splits=cv.get_n_splits(), shuffle=True, random_state=_seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        scores = cross_val_score(estimator, X_train, y_train, cv=_bcc_cv(seed),
-                                 scoring=final_metrics["metric"], error_score=np.nan, n_jobs=1)
-    _cv_by_seed[str(seed)] = round(float(np.nanmean(scores)), 4)
+        _scores = cross_val_score(_estimator, X_train, y_train, cv=_folds,
+                                  scoring=final_metrics["metric"], error_score=np.nan, n_jobs=1)
+    _cv_by_seed[str(_seed)] = round(float(np.nanmean(_scores)), 4)
 _seed_means = np.array(list(_cv_by_seed.values()), dtype=float)
 _has_boot = len(_boot) > 0
 stability_report = {
