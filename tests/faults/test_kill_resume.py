@@ -6,14 +6,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.conftest import ROOT, run_bcc
+from tests.conftest import BCC, ROOT, run_bcc
 
 PROBLEM = "---\ntitle: Plant growth\ntarget: height\ntask: regression\n---\nPredict `height`.\n"
 
@@ -85,9 +84,7 @@ def test_sigkill_then_resume_completes_the_same_notebook(point: str, reference, 
     problem, data, expected = reference
     run = tmp_path / "run"
     args = [
-        sys.executable,
-        "-m",
-        "notebook_bcc",
+        *BCC,
         "run",
         str(problem),
         str(data),

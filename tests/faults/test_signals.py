@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_bcc
+from tests.conftest import BCC, ROOT, run_bcc
 from tests.faults.test_kill_resume import _alive, _children, _wait
 
 
@@ -42,9 +41,7 @@ def test_signal_during_a_cell_checkpoints_and_resume_completes(sig, code, tmp_pa
     problem, data = _big(tmp_path)
     run = tmp_path / "run"
     args = [
-        sys.executable,
-        "-m",
-        "notebook_bcc",
+        *BCC,
         "run",
         str(problem),
         str(data),

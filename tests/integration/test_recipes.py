@@ -26,6 +26,7 @@ from notebook_bcc.agents.offline.recipes import (
     RecipeContext,
     behavior_sequence,
 )
+from tests.conftest import FINAL_METRICS_KEYS
 
 REPO = Path(__file__).parents[2]
 SHARED = REPO.parent / "shared" / "datasets"
@@ -155,15 +156,7 @@ def check_probe(probe: dict, ctx: RecipeContext) -> None:
     assert probe["integrity_report"]["target"] == ctx.target
     assert "target.png" in probe["outputs"]
     metrics = probe["final_metrics"]
-    assert set(metrics) == {
-        "task",
-        "metric",
-        "cv_mean",
-        "cv_std",
-        "test_score",
-        "baseline_score",
-        "model",
-    }
+    assert set(metrics) == FINAL_METRICS_KEYS
     assert metrics["task"] == ctx.task
     assert metrics["metric"] == ("accuracy" if ctx.task == "classification" else "r2")
     for key in ("cv_mean", "cv_std", "test_score", "baseline_score"):
