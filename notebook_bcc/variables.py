@@ -135,7 +135,7 @@ class VariableLedger:
     def live(self) -> list[VariableRecord]:
         return [r for r in self.records.values() if r.status in (ALIVE, RETAINED)]
 
-    def prompt_slice(self, priority: Sequence[str] = (), budget_chars: int = 4_000) -> str:
+    def prompt_slice(self, priority: Sequence[str] = (), budget_chars: int = 3_000) -> str:
         """Alive and retained variables, ranked, within ``budget_chars``; deprecated as name → x."""
         rank = {name: i for i, name in enumerate(priority)}
         order = list(self.records)  # insertion order ~ birth order
