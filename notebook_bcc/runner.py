@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -468,7 +468,7 @@ class Runner:
         return AgentReply(text=record["text"], model=record["model"])
 
     def _write_partial_log(self, log: TransitionLog, event: Event) -> None:
-        """Keep the attempts of a transition that never completed (logs/NNNN_EVENT.failed.xml)."""
+        """Keep the attempts of a transition that never completed (logs/NNNN_EVENT.attempts.xml)."""
         name = f"logs/{log.head.seq:04d}_{event.value}.attempts.xml"
         self.store.write(name, log.to_bytes(self.state.fsm_state, False, 0))
 
@@ -606,7 +606,6 @@ class Runner:
         s = self.state
         steps = self._capped(p.steps, self.config.max_steps_per_stage, "steps", log)
         s.stage.steps = [_plan_record(StepRecord, t) for t in steps]
-        s.stage.planned = True
         self._enter_step(0)
         return State.STEP_RUNNING, False
 
@@ -649,13 +648,13 @@ class Runner:
                 reason = "identical to code that already failed in this step; not re-run"
                 log.add_guard("G7", "not_rerun", reason)
                 notes.append(f"G7: {reason}")
-                facts.append(asdict_fact(CellFact("skipped", reason, "RepeatedCode", reason)))
+                facts.append(asdict(CellFact("skipped", reason, "RepeatedCode", reason)))
                 continue
             restarts = self.kernel.restarts
             outcome = self.kernel.run_cell(action.content)
             s.counters.cells += 1
             log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)
-            facts.append(asdict_fact(fact_from(outcome)))
+            facts.append(asdict(fact_from(outcome)))
             if outcome.status == "ok":
                 self._flush_texts(texts, tag)
                 self.doc.add_code(action.content, tag, outcome.outputs, outcome.execution_count)
@@ -853,12 +852,3 @@ def _plan_record(cls: type[Any], spec: Any) -> Any:
 
 def fact_from(outcome: CellOutcome) -> CellFact:
     return CellFact(outcome.status, outcome.excerpt, outcome.error_name, outcome.error_value)
-
-
-def asdict_fact(fact: CellFact) -> dict[str, Any]:
-    return {
-        "status": fact.status,
-        "excerpt": fact.excerpt,
-        "error_name": fact.error_name,
-        "error_value": fact.error_value,
-    }

@@ -38,7 +38,6 @@ class StageRecord:
     required_variables: list[str] = field(default_factory=list)
     status: str = "pending"  # pending | running | complete | partial | failed | skipped
     steps: list[StepRecord] = field(default_factory=list)
-    planned: bool = False
     experience: str = ""
     note: str = ""
 
@@ -161,7 +160,14 @@ class WorkflowState:
             raise ValueError(f"state.json schema_version {version!r}, expected {SCHEMA_VERSION}")
         data = {k: v for k, v in data.items() if k not in ("schema_version", "location")}
         stages = [
-            StageRecord(**{**s, "steps": [StepRecord(**t) for t in s.get("steps", [])]})
+            StageRecord(
+                **{
+                    k: v
+                    for k, v in s.items()
+                    if k in StageRecord.__dataclass_fields__ and k != "steps"
+                },
+                steps=[StepRecord(**t) for t in s.get("steps", [])],
+            )
             for s in data.pop("stages", [])
         ]
         counters = Counters(**data.pop("counters", {}))
