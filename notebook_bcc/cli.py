@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import sys
 import traceback
@@ -80,10 +81,28 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated("terminated (SIGTERM)")
 
 
+_interrupts = 0
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    """First Ctrl-C: interrupt, checkpoint, exit 130. Second: kill the kernels, exit now."""
+    global _interrupts
+    _interrupts += 1
+    if _interrupts == 1:
+        raise KeyboardInterrupt
+    from .kernel import kill_live_kernels
+
+    kill_live_kernels()
+    os.write(2, b"error: interrupted twice; stopped at once (fix: `bcc resume RUN_DIR` ")
+    os.write(2, b"continues from the last checkpoint)\n")
+    os._exit(130)
+
+
 def _run(make: Any, quiet: bool, as_json: bool, debug: bool) -> None:
     from .progress import ProgressView
 
     signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGINT, _on_sigint)
     # an interrupted cell leaves nbclient tasks behind; their late errors are not news
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
@@ -122,6 +141,9 @@ def run(
     max_cost_usd: Opt[float | None, typer.Option(help="G6 budget: USD")] = None,
     max_wall_s: Opt[float | None, typer.Option(help="G6 budget: wall seconds")] = None,
     max_repairs: Opt[int, typer.Option(help="re-asks after an invalid reply")] = 2,
+    max_kernel_restarts: Opt[
+        int, typer.Option(help="kernel restarts (crash, hung cell) before exit 5")
+    ] = 3,
     llm_timeout: Opt[float, typer.Option(help="seconds per model call")] = 120.0,
     on_step_failure: Opt[
         StepFailure, typer.Option(help="continue | abort at a capped step")
@@ -154,6 +176,7 @@ def run(
             max_cost_usd=max_cost_usd,
             max_wall_s=max_wall_s,
             max_repairs=max_repairs,
+            max_kernel_restarts=max_kernel_restarts,
             llm_timeout=llm_timeout,
             on_step_failure=on_step_failure.value,
             keep_failed_cells=keep_failed_cells,
@@ -171,6 +194,7 @@ def resume(
     max_llm_calls: Opt[int | None, typer.Option(help="new G6 budget: model calls")] = None,
     max_cost_usd: Opt[float | None, typer.Option(help="new G6 budget: USD")] = None,
     max_wall_s: Opt[float | None, typer.Option(help="new G6 budget: wall seconds")] = None,
+    max_kernel_restarts: Opt[int | None, typer.Option(help="new kernel restart budget")] = None,
     quiet: Opt[bool, typer.Option("--quiet")] = False,
     as_json: Opt[bool, typer.Option("--json")] = False,
     debug: Opt[bool, typer.Option("--debug")] = False,
@@ -182,6 +206,7 @@ def resume(
         "max_llm_calls": max_llm_calls,
         "max_cost_usd": max_cost_usd,
         "max_wall_s": max_wall_s,
+        "max_kernel_restarts": max_kernel_restarts,
     }
     _run(lambda hook: Runner.resume(run_dir, budgets=budgets, on_event=hook), quiet, as_json, debug)
 
@@ -264,5 +289,22 @@ def validate(
     typer.echo(f"valid <{parsed.kind}>{note}")
 
 
-def main() -> None:  # pragma: no cover
-    app()
+def main() -> None:
+    """The ``bcc`` entry point: ``app`` plus a fast exit once litellm is loaded.
+
+    Every file is durable and every kernel shut down by the time ``app`` returns; tearing
+    down litellm's modules would only add half a second to each exit, errors included.
+    """
+    try:
+        app(prog_name="bcc")
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    if "litellm" not in sys.modules:
+        sys.exit(code)
+    from .kernel import kill_live_kernels
+
+    kill_live_kernels()  # none are left on any normal path; this makes sure
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -35,6 +35,8 @@ class RunConfig:
     max_llm_calls: int | None = None
     max_cost_usd: float | None = None
     max_wall_s: float | None = None
+    #: Kernel restarts (death, or a timed-out cell ignoring the interrupt) before exit 5.
+    max_kernel_restarts: int = 3
     #: Re-asks after an invalid payload (LLM backends only).
     max_repairs: int = 2
     #: Seconds one model call may take.

@@ -111,7 +111,9 @@ class BudgetExhausted(BccError):
 
 class StorageError(BccError, OSError):
     exit_code = 8
-    default_remedy = "free disk space or choose a writable --runs-dir / --out"
+    default_remedy = (
+        "free disk space or choose a writable --runs-dir / --out, then `bcc resume RUN_DIR`"
+    )
 
 
 class RunLocked(StorageError):

@@ -18,7 +18,6 @@ import copy
 import fnmatch
 import json
 import os
-import re
 import signal
 import uuid
 from collections.abc import Mapping, Sequence
@@ -37,7 +36,22 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
 from ._inspect_src import SOURCE as _HELPER_SOURCE
+from .cell_output import RICH_OUTPUT_MAX_BYTES, StreamSink, drop_oversized, excerpt, merge_streams
 from .errors import BccError, KernelError
+
+__all__ = [
+    "RICH_OUTPUT_MAX_BYTES",
+    "SECRET_PATTERNS",
+    "CellOutcome",
+    "CheckReport",
+    "KernelSession",
+    "VariableInfo",
+    "VerificationResult",
+    "execute_notebook",
+    "kill_live_kernels",
+    "live_kernels",
+    "scrub_env",
+]
 
 SECRET_PATTERNS: tuple[str, ...] = (
     "*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_KEY", "*_PASSWORD", "*_PASSWD",
@@ -47,10 +61,32 @@ SECRET_PATTERNS: tuple[str, ...] = (
     "DEEPSEEK_*", "XAI_*",
 )  # fmt: skip
 
-RICH_OUTPUT_MAX_BYTES = 5 * 1024 * 1024
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
-_TRACEBACK_TAIL_LINES = 8
 _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
+
+
+# (pid, pgid) of the kernels started by any KernelSession of this process and not yet shut down
+_LIVE: set[tuple[int, int]] = set()
+
+
+def live_kernels() -> tuple[tuple[int, int], ...]:
+    """(pid, process group id) of this process's running kernels."""
+    return tuple(_LIVE)
+
+
+def kill_live_kernels() -> None:
+    """SIGKILL every live kernel's process group (its pid if that fails); for a hard exit.
+
+    Safe in a signal handler: no locks, no asyncio, no logging. Sessions are left as they are.
+    """
+    own = os.getpgrp()
+    for pid, pgid in tuple(_LIVE):
+        try:
+            if pgid <= 0 or pgid == own:  # never our own group
+                raise OSError
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -70,6 +106,7 @@ class CellOutcome:
     excerpt: str
     error_name: str | None = None
     error_value: str | None = None
+    spilled: str | None = None  # the file with the full stream text, when the outputs were cut
 
 
 @dataclass(frozen=True)
@@ -117,6 +154,7 @@ class KernelSession:
         env: Mapping[str, str] | None = None,
         log_path: Path | None = None,
         kernel_name: str = "python3",
+        spill_dir: Path | None = None,
     ) -> None:
         self.cwd = Path(cwd)
         self.cell_timeout = cell_timeout
@@ -127,8 +165,13 @@ class KernelSession:
         self.restarts = 0
         self._env = dict(env) if env is not None else None
         self.log_path = log_path  # the kernel process's own stdout/stderr go here when set
+        # Where a cell's full stream text goes when it passes ``output_cap_chars``:
+        # ``spill_dir / f"cell-{spill_name}.txt"`` for ``run_cell(..., spill_name=...)``, named in
+        # the truncation marker (relative to ``cwd`` when inside it). None: the rest is dropped.
+        self.spill_dir = Path(spill_dir) if spill_dir is not None else None
         self._log_file: Any = None
-        self._client: NotebookClient | None = None
+        self._client: _Client | None = None
+        self._live: tuple[int, int] | None = None  # this kernel's entry in _LIVE
         self._last_reply: dict[str, Any] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -163,7 +206,7 @@ class KernelSession:
             base.parent.mkdir(parents=True, exist_ok=True)
             where = {"connection_file": f"{base}.json", "ip": f"{base}-ipc"}
         km = AsyncKernelManager(kernel_name=self.kernel_name, transport=transport, **where)
-        client = NotebookClient(
+        client = _Client(
             nbformat.v4.new_notebook(),
             km=km,
             timeout_func=lambda _cell: self.cell_timeout or None,
@@ -173,7 +216,7 @@ class KernelSession:
             allow_errors=True,
             startup_timeout=max(1, round(self.startup_timeout)),
             record_timing=False,
-            coalesce_streams=False,  # its \r regex is quadratic on long lines; see _merge
+            coalesce_streams=False,  # its \r regex is quadratic on long lines; see merge_streams
             on_cell_executed=self._on_cell_executed,
         )
         self._client = client
@@ -183,6 +226,13 @@ class KernelSession:
                 self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - kept for the kernel's life
             streams = {"stdout": self._log_file, "stderr": self._log_file}
         await client.async_start_new_kernel(cwd=str(self.cwd), env=env, **streams)
+        pid = getattr(km.provisioner, "pid", None)
+        if pid:
+            pgid = getattr(km.provisioner, "pgid", None)
+            with contextlib.suppress(OSError):
+                pgid = pgid or os.getpgid(pid)
+            self._live = (pid, pgid or 0)
+            _LIVE.add(self._live)
         await client.async_start_new_kernel_client()
 
     def _on_cell_executed(self, cell: Any, cell_index: int, execute_reply: dict) -> None:
@@ -198,8 +248,14 @@ class KernelSession:
 
     async def _a_teardown(self, now: bool) -> None:
         client, self._client = self._client, None
-        if client is None:
-            return
+        live, self._live = self._live, None
+        if client is not None:
+            await self._a_stop(client, now)
+        if live is not None:  # an interrupted teardown leaves it for kill_live_kernels()
+            _LIVE.discard(live)
+
+    @staticmethod
+    async def _a_stop(client: NotebookClient, now: bool) -> None:
         km, kc = client.km, client.kc
         if kc is not None:
             kc.stop_channels()
@@ -232,6 +288,11 @@ class KernelSession:
         provisioner = self._client.km.provisioner
         return getattr(provisioner, "pid", None) if provisioner is not None else None
 
+    @property
+    def pgid(self) -> int | None:
+        """The kernel's process group id (its own group: ``pid`` as launched by jupyter)."""
+        return (self._live[1] or None) if self._live is not None else None
+
     def __enter__(self) -> KernelSession:
         self.start()
         return self
@@ -239,7 +300,7 @@ class KernelSession:
     def __exit__(self, *exc_info: object) -> None:
         self.shutdown()
 
-    def _running(self) -> NotebookClient:
+    def _running(self) -> _Client:
         if self._client is None:
             self.start()
         assert self._client is not None
@@ -247,8 +308,12 @@ class KernelSession:
 
     # -- cells ---------------------------------------------------------------------------------
 
-    def run_cell(self, source: str) -> CellOutcome:
+    def run_cell(self, source: str, *, spill_name: str | None = None) -> CellOutcome:
         """Execute one cell; never raises for user errors, timeouts or kernel death.
+
+        Stream text past ``output_cap_chars`` is cut from the outputs while it arrives; with
+        ``spill_name`` and ``spill_dir`` set, all of it is written to ``cell-{spill_name}.txt``
+        there (see ``CellOutcome.spilled``).
 
         ``timeout``: the cell ran past ``cell_timeout`` and was interrupted. If the kernel is not
         idle again within ``interrupt_grace`` seconds (SIGINT ignored), it is restarted and its
@@ -256,11 +321,13 @@ class KernelSession:
         restarted, so the next call works on an empty namespace. Raises KernelError only when the
         kernel cannot be restarted or the connection breaks.
         """
+        spill = self._spill_target(spill_name)
         client = self._running()
         cell = nbformat.v4.new_code_cell(source)
         client.nb.cells = [cell]
         client.clear_display_id_mapping(0)
         self._last_reply = None
+        client.sink = sink = StreamSink(self.output_cap_chars, self.excerpt_chars, *spill)
         started = monotonic()
         try:
             client.execute_cell(cell, 0)
@@ -271,6 +338,9 @@ class KernelSession:
             raise
         except Exception as exc:
             raise KernelError(f"kernel communication failed: {exc}") from exc
+        finally:
+            client.sink = None
+            sink.finish(cell.get("outputs", []))
         reply = self._last_reply or {}
         content = reply.get("content", {})
         if dead:
@@ -286,16 +356,29 @@ class KernelSession:
             status, ename, evalue = "error", content.get("ename"), content.get("evalue")
         else:
             status, ename, evalue = "ok", None, None
-        outputs = _merge_streams([dict(o) for o in cell.get("outputs", [])])
+        outputs = drop_oversized(merge_streams([dict(o) for o in cell.get("outputs", [])]))
         return CellOutcome(
             status=status,
-            outputs=tuple(_cap_outputs(outputs, self.output_cap_chars)),
+            outputs=tuple(outputs),
             execution_count=cell.get("execution_count"),
             duration_ms=int((monotonic() - started) * 1000),
-            excerpt=_excerpt(outputs, status, ename, evalue, self.excerpt_chars),
+            excerpt=excerpt(outputs, status, ename, evalue, self.excerpt_chars, sink),
             error_name=ename,
             error_value=evalue,
+            spilled=sink.spilled,
         )
+
+    def _spill_target(self, spill_name: str | None) -> tuple[Path | None, str | None]:
+        """The spill file for ``spill_name`` and how the marker names it; Nones for no spill."""
+        if self.spill_dir is None or spill_name is None:
+            return None, None
+        path = self.spill_dir / f"cell-{spill_name}.txt"
+        if path.name != f"cell-{spill_name}.txt":
+            raise ValueError(f"spill_name must be a plain file name part: {spill_name!r}")
+        try:
+            return path, str(path.resolve().relative_to(self.cwd.resolve()))
+        except ValueError:
+            return path, str(path.resolve())
 
     def _await_idle(self, timeout: float) -> bool:
         try:
@@ -392,105 +475,33 @@ class KernelSession:
         return self._call_helper("names_ns", None, timeout)
 
 
-# -- outputs ---------------------------------------------------------------------------------
+class _Client(NotebookClient):
+    """A NotebookClient that hands the running cell's stream messages to ``sink``.
 
+    nbclient appends every stream message to the cell's outputs and offers no hook for them
+    (output hooks are for Output widgets, keyed by a msg_id not known before the request), so
+    this overrides ``output``, where they all pass.
+    """
 
-def _merge_streams(outputs: list[dict]) -> list[dict]:
-    """Join adjacent stream outputs of one name and apply carriage returns, in linear time."""
-    merged: list[dict] = []
-    for out in outputs:
-        prev = merged[-1] if merged else None
-        if out.get("output_type") != "stream":
-            merged.append(out)
-        elif (
-            prev is not None and prev.get("output_type") == "stream" and prev["name"] == out["name"]
+    sink: StreamSink | None = None
+
+    def output(
+        self, outs: list, msg: dict[str, Any], display_id: str | None, cell_index: int
+    ) -> Any:
+        sink = self.sink
+        if (
+            sink is None
+            or msg["msg_type"] != "stream"
+            or self.output_hook_stack.get(msg["parent_header"].get("msg_id"))  # an Output widget
+            or outs is not self.nb.cells[cell_index].outputs  # a straggler of an earlier cell
         ):
-            prev["text"].append(_plain_text(out.get("text", "")))
-        else:
-            merged.append({**out, "text": [_plain_text(out.get("text", ""))]})
-    for out in merged:
-        if out.get("output_type") == "stream":
-            text = "".join(out["text"])
-            if "\r" in text:
-                text = "\n".join(_last_segment(line) for line in text.split("\n"))
-            out["text"] = text
-    return merged
-
-
-def _last_segment(line: str) -> str:
-    """What a terminal shows for a line containing carriage returns."""
-    parts = [p for p in line.split("\r") if p]
-    return parts[-1] if parts else ""
-
-
-def _plain_text(text: Any) -> str:
-    return "".join(text) if isinstance(text, list) else str(text)
-
-
-def _plain(text: Any) -> str:
-    return _ANSI.sub("", _plain_text(text))
-
-
-def _cap_outputs(outputs: list[dict], cap: int) -> list[dict]:
-    """Cap stream text per cell to ``cap`` chars (head kept), drop oversized rich outputs."""
-    total = sum(len(o.get("text", "")) for o in outputs if o.get("output_type") == "stream")
-    budget, kept = cap, []
-    for out in outputs:
-        kind = out.get("output_type")
-        if kind == "stream" and total > cap:
-            if budget <= 0:
-                continue
-            text = out.get("text", "")
-            if len(text) >= budget:  # the cap is reached here: cut, mark, drop later streams
-                marker = f"\n... [output truncated by bcc: {total - cap} chars omitted]\n"
-                out = {**out, "text": text[:budget] + marker}
-            budget -= len(text)
-        elif kind in ("display_data", "execute_result"):
-            data = out.get("data", {})
-            size = sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in data.values())
-            if size > RICH_OUTPUT_MAX_BYTES:
-                continue
-        kept.append(out)
-    return kept
-
-
-def _excerpt(
-    outputs: list[dict], status: str, ename: str | None, evalue: str | None, limit: int
-) -> str:
-    """Plain text of a cell's outputs for agents, bounded head + tail."""
-    parts: list[str] = []
-    for out in outputs:
-        kind = out.get("output_type")
-        if kind == "stream":
-            parts.append(_plain(out.get("text", "")))
-        elif kind in ("display_data", "execute_result"):
-            data = out.get("data", {})
-            images = [m for m in data if m.startswith("image/")]
-            if images:
-                parts.append(" ".join(f"[{m}]" for m in images) + "\n")
-            elif "text/plain" in data:
-                parts.append(_plain(data["text/plain"]).rstrip("\n") + "\n")
-            elif data:
-                parts.append(f"[{next(iter(data))}]\n")
-        elif kind == "error" and status == "error":
-            lines = _plain("\n".join(out.get("traceback", []))).splitlines()
-            tail = [ln for ln in lines if ln.strip().strip("-")][-_TRACEBACK_TAIL_LINES:]
-            last = f"{out.get('ename')}: {out.get('evalue')}"
-            if not tail or tail[-1].strip() != last.strip():
-                tail.append(last)
-            parts.append("\n".join(tail) + "\n")
-    if status in ("timeout", "dead"):
-        parts.append(f"{ename}: {evalue}\n")
-    return _bound("".join(parts), limit)
-
-
-def _bound(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    omitted = len(text) - limit
-    marker = f"\n... [{omitted} chars omitted] ...\n"
-    head = (limit * 2) // 5
-    return text[:head] + marker + text[len(text) - (limit - head) :]
+            return super().output(outs, msg, display_id, cell_index)
+        if self.clear_before_next_output:  # what super().output() does before appending
+            outs.clear()
+            self.clear_display_id_mapping(cell_index)
+            self.clear_before_next_output = False
+        sink.write(outs, msg["content"]["name"], msg["content"]["text"])
+        return None
 
 
 # -- verification ----------------------------------------------------------------------------

@@ -128,6 +128,14 @@ class NotebookDocument:
     def remove(self, index: int) -> None:
         del self.nb.cells[index]
 
+    def cells_after(self, seq: int) -> list[int]:
+        """Indexes of cells added by transitions later than ``seq`` (not yet committed)."""
+        return [
+            i
+            for i, cell in enumerate(self.nb.cells)
+            if cell.metadata.get("bcc", {}).get("seq", 0) > seq
+        ]
+
     def setup_cells(self) -> list[nbformat.NotebookNode]:
         """The parameters cell and the inputs cell that follows it."""
         return [

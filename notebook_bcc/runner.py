@@ -7,7 +7,10 @@ transition and checkpoint. Durability order per transition: log file, event line
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -15,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import fsm
+from . import failpoints, fsm
 from .agents import Agent, AgentReply, make_agent
 from .config import RunConfig
 from .errors import (
@@ -25,6 +28,7 @@ from .errors import (
     KernelError,
     LLMError,
     PayloadError,
+    StorageError,
 )
 from .fsm import Event, State
 from .inputs import check_inputs
@@ -161,11 +165,8 @@ class Runner:
         doc = NotebookDocument.load(
             (store.root / "notebook.ipynb").read_text(encoding="utf-8"), store_writer(store)
         )
-        uncommitted = [
-            i
-            for i, cell in enumerate(doc.nb.cells)
-            if cell.metadata.get("bcc", {}).get("seq", 0) > state.seq
-        ]
+        reap_orphan_kernels(store)
+        uncommitted = doc.cells_after(state.seq)
         for i in reversed(uncommitted):  # cells of a transition the crash left unfinished
             doc.remove(i)
         store.append_event(
@@ -181,15 +182,19 @@ class Runner:
     # -- the loop -------------------------------------------------------------------------
     def run(self) -> RunResult:
         state = self.state
-        if state.fsm_state == "WORKFLOW_COMPLETED" and (self.store.root / "summary.json").exists():
+        if state.fsm_state == "WORKFLOW_COMPLETED" and all(
+            (self.store.root / name).exists() for name in ("summary.json", "summary.md")
+        ):
             self.store.unlock()
             summary = self.store.read_json("summary.json")
             return RunResult(self.store.root, state.fsm_state, 0, "run already completed", summary)
         if state.fsm_state == "WORKFLOW_ABORTED" and state.resume_from:
             state.fsm_state, state.resume_from = state.resume_from, ""
+        failpoints.arm()
         exit_code, message = 0, ""
         try:
-            self._start_kernel()
+            if self._resumed:  # the kernel state is rebuilt before anything else happens
+                self._ensure_kernel()
             while State(state.fsm_state) not in fsm.TERMINALS:
                 row = fsm.event_from(State(state.fsm_state))
                 if row.agent is None:
@@ -197,37 +202,68 @@ class Runner:
                 else:
                     self._check_budgets()
                     self._agent_transition(row)
-        except BudgetExhausted as exc:
-            self._terminal(Event.ABORT, str(exc))
+        except (KeyboardInterrupt, BccError) as caught:
+            exc = caught if isinstance(caught, BccError) else Interrupted("interrupted (Ctrl-C)")
+            if isinstance(exc, StorageError):
+                exc.remedy = f"free disk space, then `bcc resume {self.store.root}` continues"
             exit_code, message = exc.exit_code, exc.one_line()
-        except (KeyboardInterrupt, Interrupted) as caught:
-            exc = caught if isinstance(caught, Interrupted) else Interrupted("interrupted (Ctrl-C)")
-            self._terminal(Event.ABORT, str(exc))
-            exit_code, message = exc.exit_code, exc.one_line()
-        except LLMError as exc:
-            self._terminal(Event.ABORT, str(exc))
-            exit_code, message = exc.exit_code, exc.one_line()
-        except (PayloadError, KernelError, BccError) as exc:
-            self._terminal(Event.FAIL, str(exc))
-            exit_code, message = exc.exit_code, exc.one_line()
+            self._abort(str(exc))
         finally:
             if self.kernel is not None:
-                if state.fsm_state == "WORKFLOW_COMPLETED":
+                if self.state.fsm_state == "WORKFLOW_COMPLETED":
                     self._artifacts = self._small_artifacts()
                 self.kernel.shutdown()
         try:
-            if state.fsm_state == "WORKFLOW_COMPLETED":
+            if self.state.fsm_state == "WORKFLOW_COMPLETED":
                 exit_code = 0
                 message = "workflow completed"
-            elif state.fsm_state == "WORKFLOW_FAILED" and not message:
-                exit_code, message = 1, f"workflow failed: {state.error}"
+            elif self.state.fsm_state == "WORKFLOW_FAILED" and not message:
+                exit_code, message = 1, f"workflow failed: {self.state.error}"
             summary = self._finish()
+        except StorageError:
+            if exit_code:  # the disk is still full: the checkpoint on disk is the last good one
+                return RunResult(self.store.root, self.state.fsm_state, exit_code, message, {})
+            raise
         finally:
             self.store.unlock()
-        return RunResult(self.store.root, state.fsm_state, exit_code, message, summary)
+        return RunResult(self.store.root, self.state.fsm_state, exit_code, message, summary)
+
+    def _abort(self, reason: str) -> None:
+        """Forget the unfinished transition, then checkpoint WORKFLOW_ABORTED (resumable).
+
+        The state comes back from the last checkpoint and the notebook loses the cells that
+        transition added, so ``bcc resume`` redoes it once. Model usage and kernel restarts
+        spent on it are kept. A write that fails here (disk still full) leaves the last
+        checkpoint as it was, which is just as resumable.
+        """
+        if State(self.state.fsm_state) in fsm.TERMINALS:
+            return
+        failpoints.hit("abort", reason)
+        spent = self.state
+        try:
+            saved = WorkflowState.from_json(self.store.read_json("state.json"))
+        except (OSError, ValueError):
+            saved = spent
+        if saved is not spent:
+            saved.counters.llm_calls = spent.counters.llm_calls
+            saved.counters.kernel_restarts = spent.counters.kernel_restarts
+            saved.usage, saved.usage_by_location = spent.usage, spent.usage_by_location
+            self.state = saved
+            self._behavior = None
+            uncommitted = self.doc.cells_after(saved.seq)
+            for i in reversed(uncommitted):
+                self.doc.remove(i)
+        with contextlib.suppress(StorageError):
+            self._terminal(Event.ABORT, reason)
 
     # -- kernel ---------------------------------------------------------------------------
-    def _start_kernel(self) -> None:
+    def _ensure_kernel(self) -> KernelSession:
+        """The run's kernel, started on first use (a model failing at once costs no kernel).
+
+        A new run executes its parameters cell; a resumed run replays the notebook.
+        """
+        if self.kernel is not None:
+            return self.kernel
         self.kernel = KernelSession(
             self.store.root,
             cell_timeout=self.config.cell_timeout,
@@ -235,8 +271,10 @@ class Runner:
             output_cap_chars=self.config.output_cap_chars,
             excerpt_chars=self.config.excerpt_chars,
             log_path=self.store.root / "kernel.log",
+            spill_dir=self.store.root / "outputs",
         )
         self.kernel.start()
+        self._record_kernel()
         if self._resumed:
             self._replay_notebook("resume")
         else:
@@ -247,6 +285,14 @@ class Runner:
                 self.doc.set_outputs(cell, outcome.outputs, outcome.execution_count)
             self._observe_kernel("parameters")
             self.doc.save()
+        return self.kernel
+
+    def _record_kernel(self) -> None:
+        """Note the kernel's pid and process group, so a later resume can reap an orphan."""
+        assert self.kernel is not None
+        self.store.append_event(
+            {"type": "kernel", "pid": self.kernel.pid, "pgid": self.kernel.pgid, "at": _now()}
+        )
 
     def _replay_notebook(self, why: str) -> list[str]:
         """Re-run the notebook's code cells to rebuild kernel state; return divergences."""
@@ -400,6 +446,8 @@ class Runner:
         recorded = self._recorded_reply(row.event)
         for attempt in range(1, attempts + 1):
             try:
+                if recorded is None:
+                    failpoints.hit("agent", row.event.value)
                 reply = recorded or self.agent.respond(
                     asked, obs, repair=str(last_error) if last_error else None
                 )
@@ -622,7 +670,7 @@ class Runner:
 
     def _on_actions(self, p: Any, log: TransitionLog) -> tuple[State, bool]:
         assert isinstance(p, ActionsPayload)
-        assert self.kernel is not None
+        kernel = self._ensure_kernel()
         s, step, tag = self.state, self.state.step, self._tag()
         texts: list[str] = []
         facts: list[dict[str, Any]] = []
@@ -650,8 +698,8 @@ class Runner:
                 notes.append(f"G7: {reason}")
                 facts.append(asdict(CellFact("skipped", reason, "RepeatedCode", reason)))
                 continue
-            restarts = self.kernel.restarts
-            outcome = self.kernel.run_cell(action.content)
+            restarts = kernel.restarts
+            outcome = kernel.run_cell(action.content, spill_name=cell_id)
             s.counters.cells += 1
             log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)
             facts.append(asdict(fact_from(outcome)))
@@ -670,7 +718,7 @@ class Runner:
                 self.doc.save()
             texts.clear()
             if outcome.status in ("dead", "timeout"):
-                notes.append(self._recover_kernel(outcome, self.kernel.restarts > restarts))
+                notes.append(self._recover_kernel(outcome, kernel.restarts > restarts))
         if not failed:
             self._flush_texts(texts, tag)
             self.doc.save()
@@ -679,7 +727,7 @@ class Runner:
         names = [v.name for v in behavior.outputs] if behavior else []
         criteria = list(behavior.acceptance) if behavior else []
         try:
-            report = self.kernel.check(names, criteria)
+            report = kernel.check(names, criteria)
         except (TimeoutError, KernelError) as exc:
             notes.append(f"checks could not run: {exc}")
             report = CheckReport(tuple((n, False) for n in names), ())
@@ -706,7 +754,15 @@ class Runner:
         limit = f"exceeded {self.config.cell_timeout:g} s"
         if not restarted:
             return f"the cell {limit} and was interrupted; the kernel kept its state"
-        self.state.counters.kernel_restarts += 1
+        counters, budget = self.state.counters, self.config.max_kernel_restarts
+        counters.kernel_restarts += 1
+        self._record_kernel()
+        if counters.kernel_restarts > budget:
+            raise KernelError(
+                f"the kernel was restarted {counters.kernel_restarts} times (budget {budget})",
+                remedy="fix the code that kills or hangs the kernel, or continue with "
+                f"`bcc resume {self.store.root} --max-kernel-restarts N`",
+            )
         diverged = self._replay_notebook(f"kernel {outcome.status}")
         what = "died" if outcome.status == "dead" else f"{limit} and ignored the interrupt"
         note = f"the kernel {what}; it was restarted and the notebook replayed"
@@ -837,6 +893,36 @@ class Runner:
 
 def store_writer(store: RunStore) -> Callable[[str], None]:
     return lambda text: store.write("notebook.ipynb", text)
+
+
+def reap_orphan_kernels(store: RunStore) -> list[int]:
+    """Kill kernels an earlier, killed bcc left behind for this run; return their pids.
+
+    Called with the run lock held, so no live bcc owns them. A pid is only killed when it
+    still runs ipykernel (pids are reused).
+    """
+    reaped = []
+    for event in store.events():
+        pid, pgid = event.get("pid"), event.get("pgid")
+        if event.get("type") != "kernel" or not pid:
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"ipykernel" not in cmdline:
+            continue
+        try:
+            if pgid and pgid != os.getpgid(0):
+                os.killpg(pgid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+            reaped.append(pid)
+        except OSError:
+            continue
+    if reaped:
+        store.append_event({"type": "orphans_reaped", "pids": reaped, "at": _now()})
+    return reaped
 
 
 def _plan_record(cls: type[Any], spec: Any) -> Any:

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import failpoints
 from .errors import InputError, RunLocked, StorageError, UsageError
 
 __all__ = ["RunStore", "write_durable", "slugify"]
@@ -43,6 +44,7 @@ def write_durable(path: Path, data: bytes | str) -> None:
     try:
         with open(tmp, "wb") as fh:
             fh.write(raw)
+            failpoints.hit("write", path)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -150,6 +152,7 @@ class RunStore:
         path = self.root / "events.jsonl"
         try:
             with open(path, "ab") as fh:
+                failpoints.hit("write", path)
                 fh.write(line)
                 fh.flush()
                 os.fsync(fh.fileno())

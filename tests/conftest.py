@@ -56,3 +56,30 @@ def run_bcc(
     return subprocess.run(
         [*BCC, *args], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=ROOT
     )
+
+
+# -- fault timings: each fault test records the wall time from its fault to exit or recovery --
+
+
+@pytest.fixture
+def fault_clock(record_property: object):
+    """``fault_clock(what, seconds)`` records a timing, printed in a table after the run."""
+
+    def record(what: str, seconds: float) -> None:
+        record_property("fault_s", f"{what}: {seconds:.2f} s")  # type: ignore[operator]
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    rows = [
+        (report.nodeid.split("::")[-1], value)
+        for report in terminalreporter.stats.get("passed", [])
+        if report.when == "call"
+        for key, value in report.user_properties
+        if key == "fault_s"
+    ]
+    if rows:
+        terminalreporter.section("wall time from fault to exit or recovery")
+        for test, value in sorted(rows):
+            terminalreporter.write_line(f"{test}: {value}")

@@ -50,14 +50,17 @@ def _code_cells(run: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str]]:
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str], list[str]]:
+    """An uninterrupted run, and the trace of its writes (``write N PATH`` lines)."""
     tmp = tmp_path_factory.mktemp("ref")
     problem, data = _data(tmp)
+    trace = tmp / "trace.txt"
     proc = run_bcc(
-        "run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet", "--no-verify"
-    )
+        "run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet", "--no-verify",
+        env={"BCC_FAILPOINTS_TRACE": str(trace)},
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    return problem, data, _code_cells(tmp / "run")
+    return problem, data, _code_cells(tmp / "run"), trace.read_text().splitlines()
 
 
 def _wait(condition, deadline: float) -> bool:
@@ -76,58 +79,77 @@ def _transitions(run: Path) -> int:
     return sum(1 for line in path.read_text().splitlines() if '"type": "transition"' in line)
 
 
-@pytest.mark.parametrize(
-    "point",
-    ["after_3_transitions", "mid_action_cells", "after_20_transitions", "during_verification"],
-)
-def test_sigkill_then_resume_completes_the_same_notebook(point: str, reference, tmp_path: Path):
-    problem, data, expected = reference
-    run = tmp_path / "run"
-    args = [
-        *BCC,
-        "run",
-        str(problem),
-        str(data),
-        "--out",
-        str(run),
-        "--quiet",
-    ]
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _mid_action(run: Path) -> bool:
+    """A COMPLETE_ACTION is in flight: a notebook cell exists past the last checkpoint."""
     try:
-        if point == "after_3_transitions":
-            ok = _wait(lambda: _transitions(run) >= 3, 60)
-        elif point == "mid_action_cells":
-            # a COMPLETE_ACTION is in flight: a notebook cell exists past the last checkpoint
-            def mid() -> bool:
-                try:
-                    state = json.loads((run / "state.json").read_text())
-                    nb = json.loads((run / "notebook.ipynb").read_text())
-                except (OSError, ValueError):
-                    return False
-                seqs = [c["metadata"].get("bcc", {}).get("seq", 0) for c in nb["cells"]]
-                return state["fsm_state"] == "BEHAVIOR_RUNNING" and max(seqs) > state["seq"]
+        state = json.loads((run / "state.json").read_text())
+        nb = json.loads((run / "notebook.ipynb").read_text())
+    except (OSError, ValueError):
+        return False
+    seqs = [c["metadata"].get("bcc", {}).get("seq", 0) for c in nb["cells"]]
+    return state["fsm_state"] == "BEHAVIOR_RUNNING" and max(seqs) > state["seq"]
 
-            ok = _wait(mid, 90)
-        elif point == "after_20_transitions":
+
+def _completed(run: Path) -> bool:
+    path = run / "state.json"
+    return path.exists() and '"WORKFLOW_COMPLETED"' in path.read_text()
+
+
+def _nth_write_of(trace: list[str], name: str, nth: int) -> int:
+    """The failpoint index of the ``nth`` write of ``name`` in a reference trace."""
+    hits = [int(line.split()[1]) for line in trace if line.startswith("write ")]
+    paths = [line.split(maxsplit=2)[2] for line in trace if line.startswith("write ")]
+    return [n for n, p in zip(hits, paths, strict=True) if p.endswith(name)][nth - 1]
+
+
+POINTS = [
+    "during_an_agent_transition",
+    "during_a_cell",
+    "between_transitions",
+    "during_a_checkpoint_write",
+    "during_the_final_verification",
+]
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_sigkill_then_resume_completes_the_same_notebook(
+    point: str, reference, tmp_path: Path, fault_clock
+):
+    problem, data, expected, trace = reference
+    run = tmp_path / "run"
+    mark = tmp_path / "paused"
+    env = {**os.environ, "BCC_FAILPOINTS_MARK": str(mark)}
+    if point == "during_an_agent_transition":
+        env["BCC_FAILPOINTS"] = "agent@12=pause"  # the 12th agent call stalls; killed there
+    elif point == "during_a_checkpoint_write":  # temp file written, not yet renamed
+        env["BCC_FAILPOINTS"] = f"write@{_nth_write_of(trace, 'state.json', 9)}=pause"
+    args = [*BCC, "run", str(problem), str(data), "--out", str(run), "--quiet"]
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        if point in ("during_an_agent_transition", "during_a_checkpoint_write"):
+            ok = _wait(mark.exists, 90)
+        elif point == "during_a_cell":
+            ok = _wait(lambda: _mid_action(run), 90)
+        elif point == "between_transitions":
             ok = _wait(lambda: _transitions(run) >= 20, 90)
         else:
-            ok = _wait(
-                lambda: (
-                    '"WORKFLOW_COMPLETED"' in (run / "state.json").read_text()
-                    if (run / "state.json").exists()
-                    else False
-                ),
-                120,
-            )
+            ok = _wait(lambda: _completed(run), 120)
         assert ok, f"never reached {point}"
         kernels = _children(proc.pid)
+        killed = time.monotonic()
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert _wait(lambda: not any(_alive(k) for k in kernels), 2.5), "a kernel outlived bcc"
+    assert _wait(lambda: not any(_alive(k) for k in kernels), 2.0), "a kernel outlived bcc"
+    if point == "during_a_checkpoint_write":
+        assert (run / ".state.json.tmp").exists()  # killed between the temp write and the rename
+        json.loads((run / "state.json").read_text())  # the previous checkpoint is whole
     resumed = run_bcc("resume", str(run), "--quiet")
+    fault_clock("SIGKILL to resumed completion", time.monotonic() - killed)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     state = json.loads((run / "state.json").read_text())
     assert state["fsm_state"] == "WORKFLOW_COMPLETED"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BCC, ROOT, run_bcc
+from tests.fakellm import FakeLLM, Reply
 from tests.faults.test_kill_resume import _alive, _children, _wait
+from tests.integration.test_llm import MODEL, _env, bcc, inputs
 
 
 def _big(tmp: Path) -> tuple[Path, Path]:
@@ -37,7 +40,9 @@ def _in_model_cell(run: Path) -> bool:
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_signal_during_a_cell_checkpoints_and_resume_completes(sig, code, tmp_path: Path):
+def test_signal_during_a_cell_checkpoints_and_resume_completes(
+    sig, code, tmp_path: Path, fault_clock
+):
     problem, data = _big(tmp_path)
     run = tmp_path / "run"
     args = [
@@ -64,11 +69,75 @@ def test_signal_during_a_cell_checkpoints_and_resume_completes(sig, code, tmp_pa
     finally:
         if proc.poll() is None:
             proc.kill()
+    fault_clock(f"{signal.Signals(sig).name} during a cell to exit", took)
     assert proc.returncode == code, err
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("error: ")
     assert took < 30
     assert not any(_alive(k) for k in kernels)
     assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_ABORTED"
     resumed = run_bcc("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
+
+
+def test_a_second_ctrl_c_exits_at_once_and_resume_completes(tmp_path: Path, fault_clock):
+    """The clean-up after the first Ctrl-C stalls (a failpoint); the second one ends bcc."""
+    problem, data = _big(tmp_path)
+    run, mark = tmp_path / "run", tmp_path / "paused"
+    env = {**os.environ, "BCC_FAILPOINTS": "abort@1=pause", "BCC_FAILPOINTS_MARK": str(mark)}
+    args = [*BCC, "run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify"]
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert _wait(lambda: _in_model_cell(run), 120), "never reached the modelling cell"
+        kernels = _children(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        assert _wait(mark.exists, 30), "the first Ctrl-C never reached the clean-up"
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    fault_clock("second Ctrl-C to exit", took)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("error: interrupted twice")
+    assert took < 5
+    assert _wait(lambda: not any(_alive(k) for k in kernels), 2.0)
+    resumed = run_bcc("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
+
+
+def test_ctrl_c_during_a_model_call_exits_130_and_resume_completes(tmp_path: Path, fault_clock):
+    with FakeLLM() as fake:
+        fake.push(Reply(delay=25, when="COMPLETE_STEP"))  # a slow model call
+        problem, data = inputs(tmp_path)
+        run = tmp_path / "run"
+        args = [
+            *BCC, "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
+            "--out", str(run), "--quiet", "--no-verify",
+        ]  # fmt: skip
+        proc = subprocess.Popen(
+            args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert _wait(lambda: bool(fake.by("COMPLETE_STEP")), 120), "no model call seen"
+            kernels = _children(proc.pid)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+            took = time.monotonic() - sent
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        fault_clock("Ctrl-C in a model call to exit", took)
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("error: ")
+        assert not any(_alive(k) for k in kernels)
+        assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_ABORTED"
+        resumed, _, _ = bcc("resume", str(run), "--quiet")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,8 +13,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from notebook_bcc import kernel
 from notebook_bcc.errors import KernelError
-from notebook_bcc.kernel import KernelSession, execute_notebook, scrub_env
+from notebook_bcc.kernel import (
+    CellOutcome,
+    KernelSession,
+    execute_notebook,
+    kill_live_kernels,
+    live_kernels,
+    scrub_env,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -248,3 +259,183 @@ def test_restart_empties_namespace(fresh: KernelSession) -> None:
     assert fresh.restarts == 1
     assert fresh.check(["gone_after_restart"], []).artifacts == (("gone_after_restart", False),)
     assert fresh.run_cell("print('fresh')").execution_count == 1
+
+
+# -- huge outputs and the live kernel registry ------------------------------------------------
+
+_HUGE_CHILD = """
+import json, sys
+from pathlib import Path
+from notebook_bcc.kernel import KernelSession
+
+def peak_kb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+
+cwd = Path(sys.argv[1])
+with KernelSession(cwd, cell_timeout=120, spill_dir=cwd / "outputs") as s:
+    s.run_cell("print('warm up')", spill_name="0")
+    before = peak_kb()
+    out = s.run_cell(sys.argv[2], spill_name="7-1")
+    after = peak_kb()
+print(json.dumps({
+    "status": out.status, "spilled": out.spilled, "excerpt": out.excerpt, "peak_kb": after - before,
+    "text": "".join(o["text"] for o in out.outputs if o["output_type"] == "stream"),
+}))
+"""
+
+# 200 MB in 2 M numbered lines of 100 chars, one 1 MB message per flush, a stderr line midway;
+# the short sleeps keep a fast kernel from queueing much ahead of a slow reader
+_HUGE_CELL = """
+import sys, time
+for c in range(200):
+    time.sleep(0.005)
+    sys.stdout.write(''.join(f'{i:09d}{"x" * 90}\\n' for i in range(c * 10_000, (c + 1) * 10_000)))
+    sys.stdout.flush()
+    if c == 99:
+        sys.stderr.write('midway on stderr\\n')
+        sys.stderr.flush()
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc for VmHWM")
+def test_huge_stream_is_spilled_with_bounded_memory(tmp_path: Path) -> None:
+    """Run in a child process so that its peak RSS is the orchestrator's alone."""
+    root = Path(__file__).resolve().parents[2]
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", _HUGE_CHILD, str(tmp_path), _HUGE_CELL],
+        capture_output=True, text=True, timeout=110, cwd=root,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.splitlines()[-1])
+    elapsed = time.monotonic() - started
+
+    assert result["status"] == "ok"
+    assert result["spilled"] == "outputs/cell-7-1.txt"
+    marker = "\n... [output truncated by bcc: 199980017 chars omitted; full text in outputs/cell-7-1.txt]\n"
+    assert result["text"].endswith(marker)
+    assert len(result["text"]) <= 20_000 + len(marker)
+    assert result["text"].startswith("000000000xxx")
+    assert "; full text in outputs/cell-7-1.txt] ...\n" in result["excerpt"]
+    assert len(result["excerpt"]) <= 2_000 + 120
+    assert result["excerpt"].endswith(f"001999999{'x' * 90}\n")
+
+    spilled = tmp_path / "outputs" / "cell-7-1.txt"
+    assert spilled.stat().st_size == 200_000_000 + len("midway on stderr\n")
+    with open(spilled, encoding="utf-8") as fh:
+        assert fh.readline() == f"000000000{'x' * 90}\n"
+        fh.seek(100 * 1_000_000)
+        assert fh.readline() == "midway on stderr\n"
+        assert fh.readline() == f"001000000{'x' * 90}\n"
+        fh.seek(spilled.stat().st_size - 100)
+        assert fh.read() == f"001999999{'x' * 90}\n"
+    assert result["peak_kb"] < 100 * 1024, f"peak RSS grew by {result['peak_kb']} kB"
+    assert elapsed < 60
+
+
+@pytest.fixture(scope="module")
+def spilling(workdir: Path) -> Iterator[KernelSession]:
+    """A kernel whose sessions spill stream text past 1,000 chars to workdir/outputs."""
+    with KernelSession(
+        workdir, cell_timeout=60, output_cap_chars=1_000, excerpt_chars=300,
+        spill_dir=workdir / "outputs",
+    ) as s:  # fmt: skip
+        yield s
+
+
+def _stream_text(outcome: CellOutcome) -> str:
+    return "".join(o["text"] for o in outcome.outputs if o["output_type"] == "stream")
+
+
+def test_small_output_is_not_spilled(spilling: KernelSession, workdir: Path) -> None:
+    out = spilling.run_cell("print('hi')", spill_name="1-1")
+    assert (out.status, out.excerpt, out.spilled) == ("ok", "hi\n", None)
+    assert not (workdir / "outputs" / "cell-1-1.txt").exists()
+    # a progress bar prints far more than the cap, but what it shows fits: no cut, no spill
+    bar = spilling.run_cell(
+        "import sys\n"
+        "for i in range(3000):\n"
+        "    sys.stderr.write(f'\\r{i + 1:5d}/3000 ' + '#' * (i // 100))\n"
+        "    sys.stderr.flush()\n"
+        "print()\n",
+        spill_name="1-2",
+    )
+    assert bar.spilled is None and not (workdir / "outputs" / "cell-1-2.txt").exists()
+    assert [(o["name"], o["text"]) for o in bar.outputs] == [
+        ("stderr", f" 3000/3000 {'#' * 29}"), ("stdout", "\n")
+    ]  # fmt: skip
+
+
+def test_spill_keeps_arrival_order_and_names_the_file(
+    spilling: KernelSession, workdir: Path
+) -> None:
+    out = spilling.run_cell(
+        "import sys\n"
+        "for i in range(30):\n"
+        "    print(f'out {i:03d} ' + 'o' * 50, flush=True)\n"
+        "    if i % 10 == 9:\n"
+        "        print(f'err {i:03d}', file=sys.stderr, flush=True)\n"
+        "print('the end')\n",
+        spill_name="3-2",
+    )
+    expected = ""
+    for i in range(30):
+        expected += f"out {i:03d} " + "o" * 50 + "\n"
+        if i % 10 == 9:
+            expected += f"err {i:03d}\n"
+    expected += "the end\n"
+    assert out.status == "ok" and out.spilled == "outputs/cell-3-2.txt"
+    assert (workdir / "outputs" / "cell-3-2.txt").read_text() == expected
+    text = _stream_text(out)
+    marker = f"\n... [output truncated by bcc: {len(expected) - 1_000} chars omitted; full text in outputs/cell-3-2.txt]\n"
+    assert text.endswith(marker) and len(text) == 1_000 + len(marker)
+    assert expected.startswith(text[: -len(marker)])
+    assert "; full text in outputs/cell-3-2.txt] ...\n" in out.excerpt
+    assert out.excerpt.endswith("err 029\nthe end\n")
+    assert len(out.excerpt) < 300 + 100
+
+    with pytest.raises(ValueError):
+        spilling.run_cell("print(1)", spill_name="../escape")
+    spilling.spill_dir = outside = workdir.parent / f"{workdir.name}-spill"
+    try:
+        far = spilling.run_cell("print('y' * 2_000)", spill_name="4")
+    finally:
+        spilling.spill_dir = workdir / "outputs"
+    assert far.spilled == str((outside / "cell-4.txt").resolve())
+    assert (outside / "cell-4.txt").read_text() == "y" * 2_000 + "\n"
+    assert _stream_text(far).endswith(f"full text in {far.spilled}]\n")
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a killed child stays one until jupyter_client reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return _alive(pid)
+
+
+def test_kill_live_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kernel, "_LIVE", set())  # leave the module's other kernels alone
+    doomed, calm = KernelSession(tmp_path), KernelSession(tmp_path)
+    doomed.start()
+    try:
+        calm.start()
+        assert doomed.pid is not None and calm.pid is not None
+        assert doomed.pgid == os.getpgid(doomed.pid) and doomed.pgid != os.getpgrp()
+        assert set(live_kernels()) == {(doomed.pid, doomed.pgid), (calm.pid, calm.pgid)}
+        calm.shutdown()
+        assert live_kernels() == ((doomed.pid, doomed.pgid),)
+        kill_live_kernels()
+        deadline = time.monotonic() + 2
+        while _running(doomed.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(doomed.pid)
+    finally:
+        doomed.shutdown()
+        calm.shutdown()
+    assert live_kernels() == ()

@@ -1,0 +1,65 @@
+"""Failpoints: faults that tests inject at named points, through the environment.
+
+Inert unless ``$BCC_FAILPOINTS`` is set (it never is in normal use). The points:
+
+``write``  every durable write and every ``events.jsonl`` append of a run (counted once the
+           runner starts; setting up a new run directory is not counted)
+``agent``  every agent call of a transition (before the model is asked)
+``abort``  the start of the clean-up after an error or interrupt (before the abort checkpoint)
+
+``BCC_FAILPOINTS`` is a comma-separated list of ``POINT@N=ACTION``: at the Nth hit of POINT,
+
+``enospc``  raise ``OSError(ENOSPC)`` (the write then fails as on a full disk)
+``pause``   create the file ``$BCC_FAILPOINTS_MARK`` and sleep 120 s (a test kills bcc there)
+
+``$BCC_FAILPOINTS_TRACE``, when set, names a file that gets one line ``POINT N PATH`` per hit,
+so a test can count the writes of a reference run.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from pathlib import Path
+
+__all__ = ["arm", "hit"]
+
+PAUSE_S = 120.0
+
+
+def _parse(spec: str) -> dict[tuple[str, int], str]:
+    rules: dict[tuple[str, int], str] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        where, _, action = item.partition("=")
+        point, _, nth = where.partition("@")
+        rules[(point, int(nth))] = action
+    return rules
+
+
+_RULES = _parse(os.environ.get("BCC_FAILPOINTS", ""))
+_TRACE = os.environ.get("BCC_FAILPOINTS_TRACE", "")
+_counts: dict[str, int] = {}
+_armed = False
+
+
+def arm() -> None:
+    """Start counting hits (the runner calls this when its loop begins)."""
+    global _armed
+    _armed = True
+
+
+def hit(point: str, path: Path | str = "") -> None:
+    """Count one hit of ``point``; perform the configured action for this hit, if any."""
+    if not _armed or not (_RULES or _TRACE):
+        return
+    n = _counts[point] = _counts.get(point, 0) + 1
+    if _TRACE:
+        with open(_TRACE, "a", encoding="utf-8") as fh:
+            fh.write(f"{point} {n} {path}\n")
+    action = _RULES.get((point, n))
+    if action == "enospc":
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    if action == "pause":
+        Path(os.environ["BCC_FAILPOINTS_MARK"]).touch()
+        time.sleep(PAUSE_S)

@@ -1,0 +1,94 @@
+"""An ENOSPC injected at the 1st, 10th and last write of a run (``BCC_FAILPOINTS``).
+
+Each time: exit 8 with the path on one line, the previous ``state.json`` and
+``notebook.ipynb`` still load, and ``bcc resume`` completes the same notebook.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.conftest import run_bcc
+from tests.faults.test_kill_resume import _code_cells, _data
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str], int]:
+    tmp = tmp_path_factory.mktemp("ref")
+    problem, data = _data(tmp)
+    trace = tmp / "trace.txt"
+    proc = run_bcc(
+        "run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet", "--no-verify",
+        env={"BCC_FAILPOINTS_TRACE": str(trace)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    writes = sum(1 for line in trace.read_text().splitlines() if line.startswith("write "))
+    return problem, data, _code_cells(tmp / "run"), writes
+
+
+@pytest.mark.parametrize("which", ["1st", "10th", "last"])
+def test_disk_full_exits_8_keeps_the_checkpoint_and_resume_completes(
+    which: str, reference, tmp_path: Path, fault_clock
+):
+    problem, data, expected, writes = reference
+    nth = {"1st": 1, "10th": 10, "last": writes}[which]
+    run = tmp_path / "run"
+    started = time.monotonic()
+    proc = run_bcc(
+        "run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify",
+        env={"BCC_FAILPOINTS": f"write@{nth}=enospc"},
+    )  # fmt: skip
+    assert proc.returncode == 8, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "disk full while writing " + str(run) in lines[0], lines
+    assert "bcc resume" in lines[0]
+    json.loads((run / "state.json").read_text())
+    nbformat.validate(nbformat.read(run / "notebook.ipynb", as_version=4))
+    fault_clock(f"ENOSPC at write {nth} of {writes}: run to exit", time.monotonic() - started)
+    resumed = run_bcc("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
+    assert _code_cells(run) == expected
+    assert (run / "summary.md").exists()
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A real 400 KB tmpfs (skipped where mounting is not allowed), removed afterwards."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mnt)], capture_output=True
+    )
+    if mounted.returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_a_really_full_disk_exits_8_and_resume_completes_once_space_is_freed(
+    small_disk: Path, reference, fault_clock
+):
+    problem, data, expected, _ = reference
+    run = small_disk / "run"
+    proc = run_bcc("run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify")
+    assert proc.returncode == 8, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "disk full while writing " + str(run) in lines[0], lines
+    state = json.loads((run / "state.json").read_text())
+    assert state["fsm_state"] != "WORKFLOW_COMPLETED"
+    nbformat.validate(nbformat.read(run / "notebook.ipynb", as_version=4))
+    assert not list(run.rglob(".*.tmp"))  # no temp file left behind
+    subprocess.run(["mount", "-o", "remount,size=32m", str(small_disk)], check=True)
+    started = time.monotonic()
+    resumed = run_bcc("resume", str(run), "--quiet")
+    fault_clock("full disk freed to resumed completion", time.monotonic() - started)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
+    assert _code_cells(run) == expected
