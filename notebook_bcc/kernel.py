@@ -141,7 +141,9 @@ class KernelSession:
     caller that sees it change must replay its cells.
     """
 
-    interrupt_grace: float = 5.0  # seconds an interrupted kernel gets to become idle again
+    #: Seconds an interrupted kernel gets to become idle again, on top of the ``iopub_timeout``
+    #: (4 s) nbclient already waited for the interrupted cell's outputs to end.
+    interrupt_grace: float = 1.0
 
     def __init__(
         self,
@@ -431,7 +433,7 @@ class KernelSession:
             client = self._running()
             assert client.km is not None
             run_sync(client.km.interrupt_kernel)()
-            if not self._await_idle(self.interrupt_grace):
+            if not self._await_idle(self.interrupt_grace + client.iopub_timeout):
                 self._restart(now=True)
             raise TimeoutError(f"kernel inspection exceeded {timeout:g} s")
         result = content.get("user_expressions", {}).get("bcc", {})

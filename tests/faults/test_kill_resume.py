@@ -145,6 +145,7 @@ def test_sigkill_then_resume_completes_the_same_notebook(
         if proc.poll() is None:
             proc.kill()
     assert _wait(lambda: not any(_alive(k) for k in kernels), 2.0), "a kernel outlived bcc"
+    fault_clock("SIGKILL to no kernel alive", time.monotonic() - killed)
     if point == "during_a_checkpoint_write":
         assert (run / ".state.json.tmp").exists()  # killed between the temp write and the rename
         json.loads((run / "state.json").read_text())  # the previous checkpoint is whole
