@@ -24,6 +24,7 @@ from .config import RunConfig
 from .errors import (
     BccError,
     BudgetExhausted,
+    InputError,
     Interrupted,
     KernelError,
     LLMError,
@@ -161,7 +162,14 @@ class Runner:
         saved = store.read_json("config.json")
         files = saved.pop("files")
         config = RunConfig.from_json(saved).with_budgets(**(budgets or {}), model=model)
-        state = WorkflowState.from_json(store.read_json("state.json"))
+        try:
+            state = WorkflowState.from_json(store.read_json("state.json"))
+        except ValueError as exc:
+            store.unlock()
+            raise InputError(
+                f"{run_dir}/state.json cannot be resumed: {exc}",
+                remedy="resume it with the bcc version that wrote it, or start a new `bcc run`",
+            ) from None
         doc = NotebookDocument.load(
             (store.root / "notebook.ipynb").read_text(encoding="utf-8"), store_writer(store)
         )

@@ -70,6 +70,10 @@ class RunStore:
     @staticmethod
     def choose_dir(out: Path | None, runs_dir: Path, slug: str) -> Path:
         if out is not None:
+            if (out / LOCK_NAME).exists():  # a live run there says who holds it (exit 8)
+                probe = RunStore(out)
+                probe.lock()
+                probe.unlock()
             if out.exists() and (not out.is_dir() or any(out.iterdir())):
                 raise UsageError(
                     f"--out {out} exists and is not an empty directory",

@@ -1,0 +1,105 @@
+"""Resume's promises: the run lock, a reply never paid for twice, no orphan kernel, and a
+checkpoint from another schema refused with a remedy."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from notebook_bcc.runner import reap_orphan_kernels
+from notebook_bcc.runstore import RunStore
+from tests.conftest import BCC, ROOT, run_bcc
+from tests.fakellm import FakeLLM
+from tests.faults.test_kill_resume import _alive, _data, _wait
+from tests.integration.test_llm import MODEL, _env, bcc, inputs
+
+
+def test_a_live_run_is_locked_against_resume_and_run_out(tmp_path: Path):
+    problem, data = _data(tmp_path)
+    run, mark = tmp_path / "run", tmp_path / "paused"
+    env = {**os.environ, "BCC_FAILPOINTS": "agent@3=pause", "BCC_FAILPOINTS_MARK": str(mark)}
+    args = [*BCC, "run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify"]
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    try:
+        assert _wait(mark.exists, 60)
+        for second in (["resume", str(run)], ["run", str(problem), str(data), "--out", str(run)]):
+            other = run_bcc(*second, "--quiet", timeout=60)
+            assert other.returncode == 8, other.stderr
+            lines = other.stderr.strip().splitlines()
+            assert len(lines) == 1 and f"locked by pid {proc.pid}" in lines[0], lines
+    finally:
+        proc.kill()
+        proc.wait(10)
+    resumed = run_bcc("resume", str(run), "--quiet")  # the lock died with its holder
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+
+
+def test_a_reply_received_before_a_crash_is_reused_not_paid_twice(tmp_path: Path):
+    """SIGKILL after START_WORKFLOW's reply was recorded, before the transition committed."""
+    with FakeLLM() as fake:
+        problem, data = inputs(tmp_path)
+        trace = tmp_path / "trace.txt"
+        run, mark = tmp_path / "run", tmp_path / "paused"
+        env = {**_env(), "BCC_FAILPOINTS_TRACE": str(trace), "BCC_FAILPOINTS_MARK": str(mark)}
+        # the first write after pending_reply.json belongs to the same, uncommitted transition
+        env["BCC_FAILPOINTS"] = "write@2=pause"
+        args = [
+            *BCC, "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
+            "--out", str(run), "--quiet", "--no-verify",
+        ]  # fmt: skip
+        before = len(fake.requests)
+        killed = subprocess.Popen(args, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+        try:
+            assert _wait(mark.exists, 60)
+        finally:
+            killed.kill()
+            killed.wait(10)
+        writes = [x for x in trace.read_text().splitlines() if x.startswith("write ")]
+        assert writes[0].endswith("pending_reply.json") and len(writes) == 2, writes
+        assert json.loads((run / "state.json").read_text())["seq"] == 0
+        resumed, _, _ = bcc("resume", str(run), "--quiet")
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+        asked = [r.transition for r in fake.requests[before:]]
+    assert asked.count("START_WORKFLOW") == 1  # asked once, before the kill
+    events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+    assert [e["seq"] for e in events if e["type"] == "reply_reused"] == [1]
+    assert not (run / "pending_reply.json").exists()
+
+
+def test_resume_kills_a_kernel_left_behind(tmp_path: Path):
+    """A process whose command line says ipykernel, recorded as the run's kernel, is reaped."""
+    orphan = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(120)", "ipykernel"],
+        start_new_session=True,
+    )
+    try:
+        store = RunStore(tmp_path)
+        store.append_event({"type": "kernel", "pid": orphan.pid, "pgid": orphan.pid})
+        store.append_event({"type": "kernel", "pid": os.getpid(), "pgid": os.getpgid(0)})
+        assert reap_orphan_kernels(store) == [orphan.pid]  # our own pid is no kernel: spared
+        orphan.wait(5)
+        assert orphan.returncode == -signal.SIGKILL
+    finally:
+        if orphan.poll() is None:
+            orphan.kill()
+    assert not _alive(orphan.pid)
+
+
+def test_a_checkpoint_of_another_schema_is_refused_with_a_remedy(tmp_path: Path):
+    problem, data = _data(tmp_path)
+    run = tmp_path / "run"
+    done = run_bcc("run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify")
+    assert done.returncode == 0
+    state = json.loads((run / "state.json").read_text())
+    (run / "state.json").write_text(json.dumps({**state, "schema_version": 99}))
+    started = time.monotonic()
+    proc = run_bcc("resume", str(run))
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "schema_version 99" in lines[0] and "fix:" in lines[0]
+    assert time.monotonic() - started < 30
