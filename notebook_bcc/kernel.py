@@ -50,6 +50,7 @@ __all__ = [
     "execute_notebook",
     "kill_live_kernels",
     "live_kernels",
+    "reap_kernels",
     "scrub_env",
 ]
 
@@ -87,6 +88,27 @@ def kill_live_kernels() -> None:
         except OSError:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def reap_kernels(recorded: Sequence[tuple[int, int]]) -> list[int]:
+    """SIGKILL recorded (pid, pgid) kernels still running; return the pids killed.
+
+    A pid counts only while its command line still names ipykernel (pids are reused), and
+    never our own process group.
+    """
+    reaped = []
+    for pid, pgid in recorded:
+        try:
+            if b"ipykernel" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue
+            if pgid > 0 and pgid != os.getpgrp():
+                os.killpg(pgid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+        reaped.append(pid)
+    return reaped
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
-import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -27,13 +25,13 @@ from .errors import (
     InputError,
     Interrupted,
     KernelError,
-    LLMError,
     PayloadError,
     StorageError,
 )
+from .exchange import AgentExchange
 from .fsm import Event, State
 from .inputs import check_inputs
-from .kernel import CellOutcome, CheckReport, KernelSession, execute_notebook
+from .kernel import CellOutcome, CheckReport, KernelSession, execute_notebook, reap_kernels
 from .notebook import CellTag, NotebookDocument
 from .observation import CellFact, Observation, StageView, StepView
 from .payloads import (
@@ -48,15 +46,13 @@ from .payloads import (
     parse_payload,
 )
 from .problem import read_problem
-from .prompts import RenderedPrompt, render, with_repair
+from .prompts import render
 from .runstore import RunStore, slugify
 from .state import StageRecord, StepRecord, Usage, WorkflowState
 from .summary import build_summary, render_summary_md
 from .translog import TransitionLog
 
 __all__ = ["Runner", "RunResult"]
-
-PENDING_REPLY = "pending_reply.json"  # a validated reply whose transition is not yet committed
 
 EventHook = Callable[[dict[str, Any]], None]
 
@@ -104,6 +100,12 @@ class Runner:
             config.model, api_base=config.api_base, run_id=state.run_id, timeout=config.llm_timeout
         )
         self.kernel: KernelSession | None = None
+        self.exchange = AgentExchange(
+            store,
+            max_repairs=0 if config.is_offline else config.max_repairs,
+            on_reply=self._count_reply,
+            check=self._semantic_check,
+        )
         self._t0 = time.monotonic()
         self._elapsed_before = state.elapsed_s
         self._behavior: BehaviorPayload | None = None
@@ -427,7 +429,9 @@ class Runner:
             s.seq + 1, row.event.value, source.value, row.agent, s.path, s.iteration, _now()
         )
         obs = self._observe(row.event)
-        parsed = self._ask(row, render(obs), obs, log)
+        parsed = self.exchange.ask(
+            self.agent, row.event, row.root, render(obs), obs, log, s.fsm_state
+        )
         log.set_payload(element_for_log(parsed))
         self._parsed_xml = parsed.xml
         handler = {
@@ -445,88 +449,10 @@ class Runner:
         if target == State.STEP_COMPLETED and forced and self.config.on_step_failure == "abort":
             self._terminal(Event.FAIL, "a step failed and --on-step-failure is abort")
 
-    def _ask(
-        self, row: fsm.Transition, prompt: RenderedPrompt, obs: Observation, log: TransitionLog
-    ) -> ParsedPayload:
+    def _count_reply(self, reply: AgentReply) -> None:
         s = self.state
-        attempts = 1 + (self.config.max_repairs if not self.config.is_offline else 0)
-        asked, last_error = prompt, None
-        recorded = self._recorded_reply(row.event)
-        for attempt in range(1, attempts + 1):
-            try:
-                if recorded is None:
-                    failpoints.hit("agent", row.event.value)
-                reply = recorded or self.agent.respond(
-                    asked, obs, repair=str(last_error) if last_error else None
-                )
-                recorded = None
-            except LLMError as exc:
-                for _, status, detail in getattr(exc, "attempts", ()):
-                    log.add_attempt(
-                        self.agent.model, attempt, asked.system, asked.user, detail, status
-                    )
-                log.add_attempt(
-                    self.agent.model, attempt, asked.system, asked.user, str(exc), "error"
-                )
-                self._write_partial_log(log, row.event)
-                raise
-            for _, status, detail in reply.attempts:  # transport retries inside the call
-                log.add_attempt(reply.model, attempt, asked.system, asked.user, detail, status)
-            s.counters.llm_calls += int(reply.llm_call)
-            s.add_usage(Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd))
-            log.add_usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
-            try:
-                parsed = parse_payload(reply.text, row.root)
-                self._semantic_check(parsed)
-            except PayloadError as exc:
-                log.add_attempt(
-                    reply.model, attempt, asked.system, asked.user, reply.text, "invalid"
-                )
-                if getattr(exc, "security", False):
-                    self.store.append_event(
-                        {
-                            "type": "security",
-                            "event": row.event.value,
-                            "reason": exc.message,
-                            "at": _now(),
-                        }
-                    )
-                last_error = exc
-                asked = with_repair(prompt, exc, row.root or "")
-                continue
-            log.add_attempt(reply.model, attempt, asked.system, asked.user, reply.text, "ok")
-            self.store.write_json(
-                PENDING_REPLY,
-                {
-                    "seq": s.seq + 1,
-                    "event": row.event.value,
-                    "model": reply.model,
-                    "text": reply.text,
-                },
-            )
-            return parsed
-        self._write_partial_log(log, row.event)
-        assert last_error is not None
-        raise PayloadError(
-            f"{row.agent} reply still invalid after {attempts} attempt(s): {last_error}",
-            remedy="read the transition log in logs/ and fix the model or prompt; `bcc resume` retries",
-        )
-
-    def _recorded_reply(self, event: Event) -> AgentReply | None:
-        """A reply received but not applied before a crash: reused, not paid for twice."""
-        path = self.store.root / PENDING_REPLY
-        if not path.exists():
-            return None
-        record = self.store.read_json(PENDING_REPLY)
-        if record.get("seq") != self.state.seq + 1 or record.get("event") != event.value:
-            return None
-        self.store.append_event({"type": "reply_reused", "seq": record["seq"], "at": _now()})
-        return AgentReply(text=record["text"], model=record["model"])
-
-    def _write_partial_log(self, log: TransitionLog, event: Event) -> None:
-        """Keep the attempts of a transition that never completed (logs/NNNN_EVENT.attempts.xml)."""
-        name = f"logs/{log.head.seq:04d}_{event.value}.attempts.xml"
-        self.store.write(name, log.to_bytes(self.state.fsm_state, False, 0))
+        s.counters.llm_calls += int(reply.llm_call)
+        s.add_usage(Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd))
 
     def _semantic_check(self, parsed: ParsedPayload) -> None:
         value = parsed.value
@@ -574,7 +500,7 @@ class Runner:
                 {"type": "guard", "seq": s.seq, "guard": name, "effect": effect, "reason": reason}
             )
         self.store.write_json("state.json", s.to_json())
-        (self.store.root / PENDING_REPLY).unlink(missing_ok=True)
+        self.exchange.committed()
         last_cell = s.last_execution[-1]["status"] if s.last_execution else None
         self.on_event(
             {
@@ -904,30 +830,12 @@ def store_writer(store: RunStore) -> Callable[[str], None]:
 
 
 def reap_orphan_kernels(store: RunStore) -> list[int]:
-    """Kill kernels an earlier, killed bcc left behind for this run; return their pids.
+    """Kill the kernels an earlier, killed bcc left behind for this run; return their pids.
 
-    Called with the run lock held, so no live bcc owns them. A pid is only killed when it
-    still runs ipykernel (pids are reused).
+    Called with the run lock held, so no live bcc owns them.
     """
-    reaped = []
-    for event in store.events():
-        pid, pgid = event.get("pid"), event.get("pgid")
-        if event.get("type") != "kernel" or not pid:
-            continue
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"ipykernel" not in cmdline:
-            continue
-        try:
-            if pgid and pgid != os.getpgid(0):
-                os.killpg(pgid, signal.SIGKILL)
-            else:
-                os.kill(pid, signal.SIGKILL)
-            reaped.append(pid)
-        except OSError:
-            continue
+    recorded = [(e["pid"], e.get("pgid") or 0) for e in store.events() if e.get("type") == "kernel"]
+    reaped = reap_kernels(recorded)
     if reaped:
         store.append_event({"type": "orphans_reaped", "pids": reaped, "at": _now()})
     return reaped

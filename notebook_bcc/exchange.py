@@ -1,0 +1,131 @@
+"""One agent exchange: ask, validate, re-ask with the exact error; every attempt logged.
+
+``AgentExchange.ask`` returns the first reply that parses into the expected payload, or
+raises: ``LLMError`` from the backend at once, ``PayloadError`` once ``max_repairs`` re-asks
+are spent. Either way the attempts are kept in ``logs/NNNN_EVENT.attempts.xml``. The accepted
+reply is written to ``pending_reply.json`` until the runner commits the transition, so a crash
+in between costs no second model call: the next ``ask`` for that transition reuses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from . import failpoints
+from .agents import Agent, AgentReply
+from .errors import LLMError, PayloadError
+from .fsm import Event
+from .observation import Observation
+from .payloads import ParsedPayload, parse_payload
+from .prompts import RenderedPrompt, with_repair
+from .runstore import RunStore
+from .translog import TransitionLog
+
+__all__ = ["AgentExchange", "PENDING_REPLY"]
+
+PENDING_REPLY = "pending_reply.json"  # a validated reply whose transition is not yet committed
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class AgentExchange:
+    """Asks for one transition's payload on behalf of the runner (which owns the state)."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        *,
+        max_repairs: int,
+        on_reply: Callable[[AgentReply], None],
+        check: Callable[[ParsedPayload], None],
+    ) -> None:
+        self.store = store
+        self.max_repairs = max_repairs  # re-asks after an invalid reply
+        self.on_reply = on_reply  # counts each reply's call and usage
+        self.check = check  # semantic checks beyond the schema; raises PayloadError
+
+    def ask(
+        self,
+        agent: Agent,
+        event: Event,
+        root: str | None,
+        prompt: RenderedPrompt,
+        obs: Observation,
+        log: TransitionLog,
+        fsm_state: str,
+    ) -> ParsedPayload:
+        seq = log.head.seq
+        attempts = 1 + self.max_repairs
+        asked, last_error = prompt, None
+        recorded = self._recorded_reply(seq, event)
+        for attempt in range(1, attempts + 1):
+            try:
+                if recorded is None:
+                    failpoints.hit("agent", event.value)
+                reply = recorded or agent.respond(
+                    asked, obs, repair=str(last_error) if last_error else None
+                )
+                recorded = None
+            except LLMError as exc:
+                for _, status, detail in getattr(exc, "attempts", ()):
+                    log.add_attempt(agent.model, attempt, asked.system, asked.user, detail, status)
+                log.add_attempt(agent.model, attempt, asked.system, asked.user, str(exc), "error")
+                self._write_partial_log(log, event, fsm_state)
+                raise
+            for _, status, detail in reply.attempts:  # transport retries inside the call
+                log.add_attempt(reply.model, attempt, asked.system, asked.user, detail, status)
+            self.on_reply(reply)
+            log.add_usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
+            try:
+                parsed = parse_payload(reply.text, root)
+                self.check(parsed)
+            except PayloadError as exc:
+                log.add_attempt(
+                    reply.model, attempt, asked.system, asked.user, reply.text, "invalid"
+                )
+                if getattr(exc, "security", False):
+                    self.store.append_event(
+                        {
+                            "type": "security",
+                            "event": event.value,
+                            "reason": exc.message,
+                            "at": _now(),
+                        }
+                    )
+                last_error = exc
+                asked = with_repair(prompt, exc, root or "")
+                continue
+            log.add_attempt(reply.model, attempt, asked.system, asked.user, reply.text, "ok")
+            self.store.write_json(
+                PENDING_REPLY,
+                {"seq": seq, "event": event.value, "model": reply.model, "text": reply.text},
+            )
+            return parsed
+        self._write_partial_log(log, event, fsm_state)
+        assert last_error is not None
+        raise PayloadError(
+            f"{log.head.agent} reply still invalid after {attempts} attempt(s): {last_error}",
+            remedy="read the transition log in logs/ and fix the model or prompt; `bcc resume` retries",
+        )
+
+    def committed(self) -> None:
+        """The transition is durable: its recorded reply is no longer needed."""
+        (self.store.root / PENDING_REPLY).unlink(missing_ok=True)
+
+    def _recorded_reply(self, seq: int, event: Event) -> AgentReply | None:
+        """A reply received but not applied before a crash: reused, not paid for twice."""
+        if not (self.store.root / PENDING_REPLY).exists():
+            return None
+        record = self.store.read_json(PENDING_REPLY)
+        if record.get("seq") != seq or record.get("event") != event.value:
+            return None
+        self.store.append_event({"type": "reply_reused", "seq": seq, "at": _now()})
+        return AgentReply(text=record["text"], model=record["model"])
+
+    def _write_partial_log(self, log: TransitionLog, event: Event, fsm_state: str) -> None:
+        """Keep the attempts of a transition that never completed (logs/NNNN_EVENT.attempts.xml)."""
+        name = f"logs/{log.head.seq:04d}_{event.value}.attempts.xml"
+        self.store.write(name, log.to_bytes(fsm_state, False, 0))
