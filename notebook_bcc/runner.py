@@ -199,7 +199,7 @@ class Runner:
             summary = self.store.read_json("summary.json")
             return RunResult(self.store.root, state.fsm_state, 0, "run already completed", summary)
         if state.fsm_state == "WORKFLOW_ABORTED" and state.resume_from:
-            state.fsm_state, state.resume_from = state.resume_from, ""
+            state.fsm_state, state.resume_from, state.error = state.resume_from, "", ""
         failpoints.arm()
         exit_code, message = 0, ""
         try:
@@ -215,7 +215,8 @@ class Runner:
         except (KeyboardInterrupt, BccError) as caught:
             exc = caught if isinstance(caught, BccError) else Interrupted("interrupted (Ctrl-C)")
             if isinstance(exc, StorageError):
-                exc.remedy = f"free disk space, then `bcc resume {self.store.root}` continues"
+                exc.remedy = "free disk space, then `bcc resume RUN_DIR` continues"
+            exc.remedy = exc.remedy.replace("RUN_DIR", str(self.store.root))
             exit_code, message = exc.exit_code, exc.one_line()
             self._abort(str(exc))
         finally:
