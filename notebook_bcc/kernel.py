@@ -262,10 +262,11 @@ class KernelSession:
     def _on_cell_executed(self, cell: Any, cell_index: int, execute_reply: dict) -> None:
         self._last_reply = execute_reply
 
-    def shutdown(self) -> None:
-        """Stop the kernel; idempotent. Falls back to an immediate kill."""
+    def shutdown(self, *, now: bool = False) -> None:
+        """Stop the kernel; idempotent. ``now``: kill it at once instead of asking it to exit
+        (what is running is lost). A graceful shutdown falls back to a kill."""
         atexit.unregister(self.shutdown)
-        run_sync(self._a_teardown)(False)
+        run_sync(self._a_teardown)(now)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None

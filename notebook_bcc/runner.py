@@ -221,9 +221,11 @@ class Runner:
             self._abort(str(exc))
         finally:
             if self.kernel is not None:
-                if self.state.fsm_state == "WORKFLOW_COMPLETED":
+                completed = self.state.fsm_state == "WORKFLOW_COMPLETED"
+                if completed:
                     self._artifacts = self._small_artifacts()
-                self.kernel.shutdown()
+                # an aborted run's kernel may be busy; resume rebuilds its state by replay
+                self.kernel.shutdown(now=not completed)
         try:
             if self.state.fsm_state == "WORKFLOW_COMPLETED":
                 exit_code = 0

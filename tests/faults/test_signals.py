@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import BCC, ROOT, run_bcc
 from tests.fakellm import FakeLLM, Reply
-from tests.faults.test_kill_resume import _alive, _children, _wait
+from tests.faults.test_kill_resume import _alive, _children, _code_cells, _wait
 from tests.integration.test_llm import MODEL, _env, bcc, inputs
 
 
@@ -75,9 +75,12 @@ def test_signal_during_a_cell_checkpoints_and_resume_completes(
     assert took < 30
     assert not any(_alive(k) for k in kernels)
     assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_ABORTED"
+    assert f"bcc resume {run}" in err  # the remedy names this run
     resumed = run_bcc("resume", str(run), "--quiet")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
+    code = _code_cells(run)
+    assert len(code) == len(set(code))  # the interrupted action was redone, not duplicated
 
 
 def test_a_second_ctrl_c_exits_at_once_and_resume_completes(tmp_path: Path, fault_clock):
