@@ -353,7 +353,7 @@ def test_every_timed_out_attempt_is_in_the_log(slow: Done):
     assert len(tries) == 5
 
 
-def test_401_fails_at_once_with_the_key_variable(tmp_path: Path):
+def test_401_fails_at_once_with_the_key_variable(tmp_path: Path, fault_clock):
     with FakeLLM() as fake:
         fake.push(Reply(401))
         done = llm_run(fake, tmp_path)
@@ -361,7 +361,7 @@ def test_401_fails_at_once_with_the_key_variable(tmp_path: Path):
     assert len(done.requests) == 1  # not retried
     assert len(done.lines) == 1 and "OPENAI_API_KEY" in done.lines[0]
     after = done.started + done.seconds - done.requests[0].at
-    print(f"\n[timing] 401: bcc wall {done.seconds:.1f} s, {after:.1f} s after the request")
+    fault_clock(f"401 to exit 4 ({done.seconds:.2f} s for the whole bcc process)", after)
     assert after < 5
 
 
