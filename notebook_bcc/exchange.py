@@ -4,7 +4,8 @@
 raises: ``LLMError`` from the backend at once, ``PayloadError`` once ``max_repairs`` re-asks
 are spent. Either way the attempts are kept in ``logs/NNNN_EVENT.attempts.xml``. The accepted
 reply is written to ``pending_reply.json`` until the runner commits the transition, so a crash
-in between costs no second model call: the next ``ask`` for that transition reuses it.
+in between, or an interrupt, costs no second model call: the next ``ask`` of the same question
+(event, location and iteration, which resume restores from the checkpoint) reuses it.
 """
 
 from __future__ import annotations
@@ -58,9 +59,10 @@ class AgentExchange:
         fsm_state: str,
     ) -> ParsedPayload:
         seq = log.head.seq
+        question = f"{event.value} {log.head.location} #{log.head.iteration}"
         attempts = 1 + self.max_repairs
         asked, last_error = prompt, None
-        recorded = self._recorded_reply(seq, event)
+        recorded = self._recorded_reply(seq, question)
         for attempt in range(1, attempts + 1):
             try:
                 if recorded is None:
@@ -101,7 +103,7 @@ class AgentExchange:
             log.add_attempt(reply.model, attempt, asked.system, asked.user, reply.text, "ok")
             self.store.write_json(
                 PENDING_REPLY,
-                {"seq": seq, "event": event.value, "model": reply.model, "text": reply.text},
+                {"question": question, "seq": seq, "model": reply.model, "text": reply.text},
             )
             return parsed
         self._write_partial_log(log, event, fsm_state)
@@ -115,12 +117,12 @@ class AgentExchange:
         """The transition is durable: its recorded reply is no longer needed."""
         (self.store.root / PENDING_REPLY).unlink(missing_ok=True)
 
-    def _recorded_reply(self, seq: int, event: Event) -> AgentReply | None:
+    def _recorded_reply(self, seq: int, question: str) -> AgentReply | None:
         """A reply received but not applied before a crash: reused, not paid for twice."""
         if not (self.store.root / PENDING_REPLY).exists():
             return None
         record = self.store.read_json(PENDING_REPLY)
-        if record.get("seq") != seq or record.get("event") != event.value:
+        if record.get("question") != question:
             return None
         self.store.append_event({"type": "reply_reused", "seq": seq, "at": _now()})
         return AgentReply(text=record["text"], model=record["model"])

@@ -503,7 +503,8 @@ class Runner:
                 {"type": "guard", "seq": s.seq, "guard": name, "effect": effect, "reason": reason}
             )
         self.store.write_json("state.json", s.to_json())
-        self.exchange.committed()
+        if event not in (Event.ABORT, Event.FAIL):  # an aborted transition's reply is kept
+            self.exchange.committed()
         last_cell = s.last_execution[-1]["status"] if s.last_execution else None
         self.on_event(
             {

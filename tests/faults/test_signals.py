@@ -144,3 +144,36 @@ def test_ctrl_c_during_a_model_call_exits_130_and_resume_completes(tmp_path: Pat
         resumed, _, _ = bcc("resume", str(run), "--quiet")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
+
+
+def test_ctrl_c_during_a_cell_does_not_pay_for_its_reply_twice(tmp_path: Path, fault_clock):
+    """The interrupted action is redone on resume from its recorded reply, not asked again."""
+    with FakeLLM(code="import time\ntime.sleep(6)\nresult = 42") as fake:
+        problem, data = inputs(tmp_path)
+        run = tmp_path / "run"
+        args = [
+            *BCC, "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
+            "--out", str(run), "--quiet", "--no-verify",
+        ]  # fmt: skip
+        proc = subprocess.Popen(
+            args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert _wait(lambda: bool(fake.by("COMPLETE_ACTION")), 120), "no action asked"
+            time.sleep(1.5)  # the cell is sleeping now
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+            fault_clock("Ctrl-C in an LLM run's cell to exit", time.monotonic() - sent)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 130, err
+        assert (run / "pending_reply.json").exists()
+        resumed, _, _ = bcc("resume", str(run), "--quiet")
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+        assert len(fake.by("COMPLETE_ACTION")) == 1  # paid once
+    events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+    assert len([e for e in events if e["type"] == "reply_reused"]) == 1
+    assert _code_cells(run)[-1] == "import time\ntime.sleep(6)\nresult = 42"
+    assert len(_code_cells(run)) == len(set(_code_cells(run)))
