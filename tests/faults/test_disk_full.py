@@ -50,6 +50,9 @@ def test_disk_full_exits_8_keeps_the_checkpoint_and_resume_completes(
     assert "bcc resume" in lines[0]
     json.loads((run / "state.json").read_text())
     nbformat.validate(nbformat.read(run / "notebook.ipynb", as_version=4))
+    status = run_bcc("status", str(run)).stdout
+    assert f"next      bcc resume {run}" in status
+    assert which == "last" or "disk full while writing" in status  # last: the run had completed
     fault_clock(f"ENOSPC at write {nth} of {writes}: run to exit", time.monotonic() - started)
     resumed = run_bcc("resume", str(run), "--quiet")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
