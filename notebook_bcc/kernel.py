@@ -62,6 +62,7 @@ SECRET_PATTERNS: tuple[str, ...] = (
     "DEEPSEEK_*", "XAI_*",
 )  # fmt: skip
 
+_OUTSTREAM = "notebook_bcc.kernel_stream.BoundedOutStream"  # bounds each stream message
 _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
 
 
@@ -242,6 +243,7 @@ class KernelSession:
             record_timing=False,
             coalesce_streams=False,  # its \r regex is quadratic on long lines; see merge_streams
             on_cell_executed=self._on_cell_executed,
+            extra_arguments=[f"--IPKernelApp.outstream_class={_OUTSTREAM}"],
         )
         self._client = client
         streams: dict[str, Any] = {}
