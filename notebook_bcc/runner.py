@@ -179,8 +179,15 @@ class Runner:
         uncommitted = doc.cells_after(state.seq)
         for i in reversed(uncommitted):  # cells of a transition the crash left unfinished
             doc.remove(i)
+        abandoned = store.abandon_logs_after(state.seq)
         store.append_event(
-            {"type": "resume", "seq": state.seq, "dropped_cells": len(uncommitted), "at": _now()}
+            {
+                "type": "resume",
+                "seq": state.seq,
+                "dropped_cells": len(uncommitted),
+                "abandoned_logs": abandoned,
+                "at": _now(),
+            }
         )
         problem_text = (store.root / "problem.md").read_text(encoding="utf-8")
         runner = cls(

@@ -179,4 +179,18 @@ class RunStore:
                 continue
 
     def log_files(self) -> list[Path]:
-        return sorted((self.root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml"))
+        """The committed transitions' logs, ``logs/NNNN_EVENT.xml``, in order (not the
+        ``.attempts.xml`` of a transition that never completed, nor ``.abandoned.xml``)."""
+        logs = (self.root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml")
+        return sorted(p for p in logs if p.name.count(".") == 1)
+
+    def abandon_logs_after(self, seq: int) -> list[str]:
+        """Rename the logs of transitions past ``seq`` (written before a crash, never
+        committed) to ``NNNN_EVENT.abandoned.xml``; return the new names."""
+        renamed = []
+        for path in self.log_files():
+            if int(path.name[:4]) > seq:
+                target = path.with_name(path.name.replace(".xml", ".abandoned.xml"))
+                path.replace(target)
+                renamed.append(target.name)
+        return renamed

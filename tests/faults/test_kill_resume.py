@@ -12,6 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from notebook_bcc.runstore import RunStore
 from tests.conftest import BCC, ROOT, run_bcc
 
 PROBLEM = "---\ntitle: Plant growth\ntarget: height\ntask: regression\n---\nPredict `height`.\n"
@@ -157,3 +158,7 @@ def test_sigkill_then_resume_completes_the_same_notebook(
     assert _code_cells(run) == expected
     summary = json.loads((run / "summary.json").read_text())
     assert summary["verification"]["status"] == "passed"
+    seqs = [int(p.name[:4]) for p in RunStore(run).log_files()]
+    assert seqs == list(range(1, len(seqs) + 1))  # one log per committed transition
+    if point == "during_a_checkpoint_write":  # its log was written, its state.json never was
+        assert len(list((run / "logs").glob("*.abandoned.xml"))) == 1
