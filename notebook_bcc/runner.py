@@ -33,7 +33,7 @@ from .fsm import Event, State
 from .inputs import check_inputs
 from .kernel import CellOutcome, CheckReport, KernelSession, execute_notebook, reap_kernels
 from .notebook import CellTag, NotebookDocument
-from .observation import CellFact, Observation, StageView, StepView
+from .observation import CellFact, Observation, observe
 from .payloads import (
     ActionsPayload,
     BehaviorPayload,
@@ -375,58 +375,13 @@ class Runner:
         return self._behavior
 
     def _observe(self, event: Event) -> Observation:
-        s = self.state
-        stages = tuple(
-            StageView(
-                st.id,
-                st.title,
-                st.goal,
-                st.status,
-                tuple(st.verified_artifacts),
-                tuple(st.required_variables),
-                tuple(
-                    StepView(
-                        t.id,
-                        t.title,
-                        t.goal,
-                        t.status,
-                        tuple(t.verified_artifacts),
-                        tuple(t.required_variables),
-                    )
-                    for t in st.steps
-                ),
-            )
-            for st in s.stages
-        )
-        step = s.step
-        priority = [
-            *(step.required_variables if step else ()),
-            *(step.verified_artifacts if step else ()),
-        ]
-        checks = (
-            s.last_checks if event == Event.COMPLETE_STEP or event == Event.COMPLETE_STAGE else {}
-        )
-        cells = s.last_execution if event in (Event.COMPLETE_STEP, Event.COMPLETE_ACTION) else []
-        return Observation(
-            event=event.value,
+        return observe(
+            self.state,
+            event.value,
             problem=self.problem_text,
             files=self.files,
-            location=s.path,
-            iteration=s.iteration,
-            stages=stages,
-            stage_index=s.stage_index,
-            step_index=s.step_index,
             behavior=self._current_behavior() if event != Event.START_BEHAVIOR else None,
-            cells=tuple(CellFact(**c) for c in cells),
-            artifacts=tuple((a, ok) for a, ok in checks.get("artifacts", [])),
-            criteria=tuple(tuple(c) for c in checks.get("criteria", [])),
-            ledger=tuple(s.ledger.live()),
-            ledger_text=s.ledger.prompt_slice(priority),
-            feedback=s.feedback,
-            lessons=tuple(s.lessons[-8:]),
-            behaviors_in_step=step.behaviors if step else 0,
             max_behaviors=self.config.max_behaviors_per_step,
-            notes=tuple(checks.get("notes", [])),
             seed=self.config.seed,
         )
 
