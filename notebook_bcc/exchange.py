@@ -11,7 +11,6 @@ in between, or an interrupt, costs no second model call: the next ``ask`` of the
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
 
 from . import failpoints
 from .agents import Agent, AgentReply
@@ -26,10 +25,6 @@ from .translog import TransitionLog
 __all__ = ["AgentExchange", "PENDING_REPLY"]
 
 PENDING_REPLY = "pending_reply.json"  # a validated reply whose transition is not yet committed
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class AgentExchange:
@@ -90,12 +85,7 @@ class AgentExchange:
                 )
                 if getattr(exc, "security", False):
                     self.store.append_event(
-                        {
-                            "type": "security",
-                            "event": event.value,
-                            "reason": exc.message,
-                            "at": _now(),
-                        }
+                        {"type": "security", "event": event.value, "reason": exc.message}
                     )
                 last_error = exc
                 asked = with_repair(prompt, exc, root or "")
@@ -124,7 +114,7 @@ class AgentExchange:
         record = self.store.read_json(PENDING_REPLY)
         if record.get("question") != question:
             return None
-        self.store.append_event({"type": "reply_reused", "seq": seq, "at": _now()})
+        self.store.append_event({"type": "reply_reused", "seq": seq})
         return AgentReply(text=record["text"], model=record["model"])
 
     def _write_partial_log(self, log: TransitionLog, event: Event, fsm_state: str) -> None:

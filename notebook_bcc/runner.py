@@ -12,7 +12,6 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +46,7 @@ from .payloads import (
 )
 from .problem import read_problem
 from .prompts import render
-from .runstore import RunStore, slugify
+from .runstore import RunStore, slugify, utc_now
 from .state import StageRecord, StepRecord, Usage, WorkflowState
 from .summary import build_summary, render_summary_md
 from .translog import TransitionLog
@@ -64,10 +63,6 @@ class RunResult:
     exit_code: int
     message: str
     summary: dict[str, Any]
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _digest(code: str) -> str:
@@ -186,7 +181,6 @@ class Runner:
                 "seq": state.seq,
                 "dropped_cells": len(uncommitted),
                 "abandoned_logs": abandoned,
-                "at": _now(),
             }
         )
         problem_text = (store.root / "problem.md").read_text(encoding="utf-8")
@@ -311,7 +305,7 @@ class Runner:
         """Note the kernel's pid and process group, so a later resume can reap an orphan."""
         assert self.kernel is not None
         self.store.append_event(
-            {"type": "kernel", "pid": self.kernel.pid, "pgid": self.kernel.pgid, "at": _now()}
+            {"type": "kernel", "pid": self.kernel.pid, "pgid": self.kernel.pgid}
         )
 
     def _replay_notebook(self, why: str) -> list[str]:
@@ -322,9 +316,7 @@ class Runner:
             outcome = self.kernel.run_cell(source)
             if outcome.status != "ok":
                 diverged.append(f"code cell {i} failed on replay: {outcome.error_name}")
-        self.store.append_event(
-            {"type": "kernel_replay", "why": why, "diverged": diverged, "at": _now()}
-        )
+        self.store.append_event({"type": "kernel_replay", "why": why, "diverged": diverged})
         self._observe_kernel(f"{self.state.path}#replay")
         return diverged
 
@@ -333,7 +325,7 @@ class Runner:
         try:
             infos = self.kernel.inspect()
         except Exception as exc:  # inspection is best effort; the ledger keeps its last view
-            self.store.append_event({"type": "inspect_failed", "error": str(exc), "at": _now()})
+            self.store.append_event({"type": "inspect_failed", "error": str(exc)})
             return
         self.state.ledger.observe(infos, where)
         self.doc.set_variables(self.state.ledger.to_json())
@@ -348,7 +340,7 @@ class Runner:
         try:
             return self.kernel.fetch_json(names, max_chars=4_000)
         except Exception as exc:  # the summary is still written without them
-            self.store.append_event({"type": "artifacts_failed", "error": str(exc), "at": _now()})
+            self.store.append_event({"type": "artifacts_failed", "error": str(exc)})
             return {}
 
     # -- budgets (G6) ---------------------------------------------------------------------
@@ -391,7 +383,7 @@ class Runner:
         source = State(s.fsm_state)
         t0 = time.monotonic()
         log = TransitionLog(
-            s.seq + 1, row.event.value, source.value, row.agent, s.path, s.iteration, _now()
+            s.seq + 1, row.event.value, source.value, row.agent, s.path, s.iteration, utc_now()
         )
         obs = self._observe(row.event)
         parsed = self.exchange.ask(
@@ -457,7 +449,6 @@ class Runner:
             "iteration": log.head.iteration,
             "forced": forced,
             "duration_ms": duration,
-            "at": _now(),
         }
         self.store.append_event(record)
         for name, effect, reason in log.guards:
@@ -495,7 +486,9 @@ class Runner:
         source = State(s.fsm_state)
         if source in fsm.TERMINALS:
             return
-        log = TransitionLog(s.seq + 1, event.value, source.value, None, s.path, s.iteration, _now())
+        log = TransitionLog(
+            s.seq + 1, event.value, source.value, None, s.path, s.iteration, utc_now()
+        )
         log.notes.append(reason)
         s.error = reason
         if event == Event.ABORT:
@@ -743,7 +736,7 @@ class Runner:
         if free and self.kernel is not None:
             self.kernel.delete(free)
             s.ledger.mark_deleted(free, f"{s.path}#{s.seq + 1}")
-            self.store.append_event({"type": "freed", "variables": free, "at": _now()})
+            self.store.append_event({"type": "freed", "variables": free})
         self.doc.set_variables(s.ledger.to_json())
         self.doc.save()
 
@@ -752,7 +745,7 @@ class Runner:
         source = State(s.fsm_state)
         t0 = time.monotonic()
         log = TransitionLog(
-            s.seq + 1, row.event.value, source.value, None, s.path, s.iteration, _now()
+            s.seq + 1, row.event.value, source.value, None, s.path, s.iteration, utc_now()
         )
         nxt = next(
             (i for i in range(s.stage_index + 1, len(s.stages)) if s.stages[i].status == "pending"),
@@ -780,7 +773,7 @@ class Runner:
                 "error": result.error,
                 "duration_ms": result.duration_ms,
             }
-            self.store.append_event({"type": "verification", **verification, "at": _now()})
+            self.store.append_event({"type": "verification", **verification})
         self.doc.set_verification(verification)
         self.doc.set_variables(s.ledger.to_json())
         self.doc.save()
@@ -803,7 +796,7 @@ def reap_orphan_kernels(store: RunStore) -> list[int]:
     recorded = [(e["pid"], e.get("pgid") or 0) for e in store.events() if e.get("type") == "kernel"]
     reaped = reap_kernels(recorded)
     if reaped:
-        store.append_event({"type": "orphans_reaped", "pids": reaped, "at": _now()})
+        store.append_event({"type": "orphans_reaped", "pids": reaped})
     return reaped
 
 

@@ -15,13 +15,14 @@ import shutil
 import stat
 import time
 from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from . import failpoints
 from .errors import InputError, RunLocked, StorageError, UsageError
 
-__all__ = ["RunStore", "write_durable", "slugify"]
+__all__ = ["RunStore", "write_durable", "slugify", "utc_now"]
 
 LOCK_NAME = "run.lock"
 
@@ -29,6 +30,11 @@ LOCK_NAME = "run.lock"
 def slugify(text: str, limit: int = 40) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return slug[:limit].strip("-") or "run"
+
+
+def utc_now() -> str:
+    """The timestamp written into events and logs: ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _storage_error(exc: OSError, path: Path) -> StorageError:
@@ -152,6 +158,9 @@ class RunStore:
         return name
 
     def append_event(self, record: dict[str, Any]) -> None:
+        """Append one line to events.jsonl and fsync; stamped with ``at`` (UTC) unless given."""
+        if "at" not in record:
+            record = {**record, "at": utc_now()}
         line = (json.dumps(record, default=str) + "\n").encode("utf-8")
         path = self.root / "events.jsonl"
         try:
