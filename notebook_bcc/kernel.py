@@ -75,40 +75,44 @@ def live_kernels() -> tuple[tuple[int, int], ...]:
     return tuple(_LIVE)
 
 
-def kill_live_kernels() -> None:
-    """SIGKILL every live kernel's process group (its pid if that fails); for a hard exit.
+def _sigkill(pid: int, pgid: int) -> bool:
+    """SIGKILL a kernel's process group (never our own), else its pid; False if neither went.
 
-    Safe in a signal handler: no locks, no asyncio, no logging. Sessions are left as they are.
+    Safe in a signal handler: no locks, no asyncio, no logging.
     """
-    own = os.getpgrp()
-    for pid, pgid in tuple(_LIVE):
-        try:
-            if pgid <= 0 or pgid == own:  # never our own group
-                raise OSError
+    if pgid > 0 and pgid != os.getpgrp():
+        with contextlib.suppress(OSError):
             os.killpg(pgid, signal.SIGKILL)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+            return True
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        return False
+    return True
+
+
+def kill_live_kernels() -> None:
+    """SIGKILL every live kernel of this process; for a hard exit (signal-handler safe).
+
+    Sessions are left as they are.
+    """
+    for pid, pgid in tuple(_LIVE):
+        _sigkill(pid, pgid)
 
 
 def reap_kernels(recorded: Sequence[tuple[int, int]]) -> list[int]:
     """SIGKILL recorded (pid, pgid) kernels still running; return the pids killed.
 
-    A pid counts only while its command line still names ipykernel (pids are reused), and
-    never our own process group.
+    A pid counts only while its command line still names ipykernel (pids are reused).
     """
     reaped = []
     for pid, pgid in recorded:
         try:
-            if b"ipykernel" not in Path(f"/proc/{pid}/cmdline").read_bytes():
-                continue
-            if pgid > 0 and pgid != os.getpgrp():
-                os.killpg(pgid, signal.SIGKILL)
-            else:
-                os.kill(pid, signal.SIGKILL)
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        reaped.append(pid)
+        if b"ipykernel" in cmdline and _sigkill(pid, pgid):
+            reaped.append(pid)
     return reaped
 
 
