@@ -15,21 +15,13 @@ import nbformat
 import pytest
 
 from tests.conftest import run_bcc
-from tests.faults.test_kill_resume import _code_cells, _data
+from tests.faults.test_kill_resume import _code_cells, reference_run
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str], int]:
-    tmp = tmp_path_factory.mktemp("ref")
-    problem, data = _data(tmp)
-    trace = tmp / "trace.txt"
-    proc = run_bcc(
-        "run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet", "--no-verify",
-        env={"BCC_FAILPOINTS_TRACE": str(trace)},
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    writes = sum(1 for line in trace.read_text().splitlines() if line.startswith("write "))
-    return problem, data, _code_cells(tmp / "run"), writes
+    problem, data, code, trace = reference_run(tmp_path_factory.mktemp("ref"))
+    return problem, data, code, sum(1 for line in trace if line.startswith("write "))
 
 
 @pytest.mark.parametrize("which", ["1st", "10th", "last"])

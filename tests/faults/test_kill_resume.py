@@ -50,10 +50,8 @@ def _code_cells(run: Path) -> list[str]:
     return [c.source for c in nb.cells if c.cell_type == "code"]
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str], list[str]]:
-    """An uninterrupted run, and the trace of its writes (``write N PATH`` lines)."""
-    tmp = tmp_path_factory.mktemp("ref")
+def reference_run(tmp: Path) -> tuple[Path, Path, list[str], list[str]]:
+    """An uninterrupted run: its inputs, its code cells and its failpoint trace lines."""
     problem, data = _data(tmp)
     trace = tmp / "trace.txt"
     proc = run_bcc(
@@ -62,6 +60,11 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, lis
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return problem, data, _code_cells(tmp / "run"), trace.read_text().splitlines()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str], list[str]]:
+    return reference_run(tmp_path_factory.mktemp("ref"))
 
 
 def _wait(condition, deadline: float) -> bool:

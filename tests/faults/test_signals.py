@@ -114,18 +114,24 @@ def test_a_second_ctrl_c_exits_at_once_and_resume_completes(tmp_path: Path, faul
     assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
 
 
+def start_llm_run(fake: FakeLLM, tmp: Path) -> tuple[subprocess.Popen, Path]:
+    """``bcc run`` against ``fake`` in the background (stdout and stderr piped)."""
+    problem, data = inputs(tmp)
+    run = tmp / "run"
+    args = [
+        *BCC, "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
+        "--out", str(run), "--quiet", "--no-verify",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    return proc, run
+
+
 def test_ctrl_c_during_a_model_call_exits_130_and_resume_completes(tmp_path: Path, fault_clock):
     with FakeLLM() as fake:
         fake.push(Reply(delay=25, when="COMPLETE_STEP"))  # a slow model call
-        problem, data = inputs(tmp_path)
-        run = tmp_path / "run"
-        args = [
-            *BCC, "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
-            "--out", str(run), "--quiet", "--no-verify",
-        ]  # fmt: skip
-        proc = subprocess.Popen(
-            args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        proc, run = start_llm_run(fake, tmp_path)
         try:
             assert _wait(lambda: bool(fake.by("COMPLETE_STEP")), 120), "no model call seen"
             kernels = _children(proc.pid)
@@ -149,15 +155,7 @@ def test_ctrl_c_during_a_model_call_exits_130_and_resume_completes(tmp_path: Pat
 def test_ctrl_c_during_a_cell_does_not_pay_for_its_reply_twice(tmp_path: Path, fault_clock):
     """The interrupted action is redone on resume from its recorded reply, not asked again."""
     with FakeLLM(code="import time\ntime.sleep(6)\nresult = 42") as fake:
-        problem, data = inputs(tmp_path)
-        run = tmp_path / "run"
-        args = [
-            *BCC, "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
-            "--out", str(run), "--quiet", "--no-verify",
-        ]  # fmt: skip
-        proc = subprocess.Popen(
-            args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        proc, run = start_llm_run(fake, tmp_path)
         try:
             assert _wait(lambda: bool(fake.by("COMPLETE_ACTION")), 120), "no action asked"
             time.sleep(1.5)  # the cell is sleeping now
