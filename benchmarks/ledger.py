@@ -19,15 +19,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
-
-from lxml import etree
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.prompt_sizes import prompt_sizes  # noqa: E402
 from notebook_bcc.kernel import KernelSession  # noqa: E402
 from notebook_bcc.variables import VariableLedger  # noqa: E402
 from tests.conftest import problem_text  # noqa: E402
@@ -91,13 +89,7 @@ def run_bcc(problem: Path, data: Path, out: Path) -> int:
 
 
 def prompt_growth(run: Path) -> dict[str, float]:
-    sizes: dict[str, list[int]] = defaultdict(list)
-    for path in sorted((run / "logs").glob("[0-9]*_*.xml")):
-        root = etree.parse(str(path)).getroot()
-        request = root.find("request")
-        if request is not None:
-            sizes[root.get("event")].append(sum(len(p.text or "") for p in request.iter("prompt")))
-    return {event: max(v) / statistics.median(v) for event, v in sizes.items()}
+    return {event: max(v) / statistics.median(v) for event, v in prompt_sizes(run).items()}
 
 
 def main() -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 sys.path.insert(0, str(ROOT))
-from tests.conftest import problem_text  # noqa: E402
+from tests.conftest import problem_text, run_bcc  # noqa: E402
 
 HGB_CELL = """
 import json as _j
@@ -87,21 +86,8 @@ def main() -> None:
         (work / "problem.md").write_text(problem_text(row))
         out = work / "run"
         start = time.perf_counter()
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "notebook_bcc",
-                "run",
-                str(work / "problem.md"),
-                str(SHARED / row["file"]),
-                "--out",
-                str(out),
-                "--quiet",
-            ],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
+        proc = run_bcc(
+            "run", str(work / "problem.md"), str(SHARED / row["file"]), "--out", str(out), "--quiet"
         )
         wall = time.perf_counter() - start
         summary = (

@@ -12,7 +12,6 @@ Usage: .venv/bin/python benchmarks/overhead.py [problem.md data.csv]
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,27 +21,14 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.conftest import run_bcc  # noqa: E402
 
 
 def timed_run(problem: Path, data: Path, out: Path, *extra: str) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "notebook_bcc",
-            "run",
-            str(problem),
-            str(data),
-            "--out",
-            str(out),
-            "--quiet",
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    proc = run_bcc("run", str(problem), str(data), "--out", str(out), "--quiet", *extra)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"bcc run failed ({proc.returncode}): {proc.stderr[-2000:]}")
