@@ -118,6 +118,10 @@ def _run(make: Any, quiet: bool, as_json: bool, debug: bool) -> None:
 
 
 Opt = Annotated
+# the output flags every running command shares
+Quiet = Opt[bool, typer.Option("--quiet", help="print only the final line")]
+JsonEvents = Opt[bool, typer.Option("--json", help="one JSON event per line on stdout")]
+Debug = Opt[bool, typer.Option("--debug", help="show tracebacks")]
 
 
 @app.command()
@@ -153,9 +157,9 @@ def run(
     ] = False,
     no_verify: Opt[bool, typer.Option("--no-verify", help="skip the final re-execution")] = False,
     free_deprecated: Opt[bool, typer.Option(help="delete safe deprecated variables")] = True,
-    quiet: Opt[bool, typer.Option("--quiet", help="print only the final line")] = False,
-    as_json: Opt[bool, typer.Option("--json", help="one JSON event per line on stdout")] = False,
-    debug: Opt[bool, typer.Option("--debug", help="show tracebacks")] = False,
+    quiet: Quiet = False,
+    as_json: JsonEvents = False,
+    debug: Debug = False,
 ) -> None:
     """Run a new analysis: PROBLEM and DATA files -> a run directory with notebook.ipynb."""
     from .config import RunConfig, default_model
@@ -195,9 +199,9 @@ def resume(
     max_cost_usd: Opt[float | None, typer.Option(help="new G6 budget: USD")] = None,
     max_wall_s: Opt[float | None, typer.Option(help="new G6 budget: wall seconds")] = None,
     max_kernel_restarts: Opt[int | None, typer.Option(help="new kernel restart budget")] = None,
-    quiet: Opt[bool, typer.Option("--quiet", help="print only the final line")] = False,
-    as_json: Opt[bool, typer.Option("--json", help="machine-readable output (JSON)")] = False,
-    debug: Opt[bool, typer.Option("--debug", help="show tracebacks")] = False,
+    quiet: Quiet = False,
+    as_json: JsonEvents = False,
+    debug: Debug = False,
 ) -> None:
     """Continue a run from its last checkpoint (fresh kernel, notebook replayed)."""
     from .runner import Runner
@@ -215,9 +219,9 @@ def resume(
 def replay(
     run_dir: Opt[Path, typer.Argument(help="a recorded run directory")],
     out: Opt[Path, typer.Option(help="the new run directory")],
-    quiet: Opt[bool, typer.Option("--quiet", help="print only the final line")] = False,
-    as_json: Opt[bool, typer.Option("--json", help="machine-readable output (JSON)")] = False,
-    debug: Opt[bool, typer.Option("--debug", help="show tracebacks")] = False,
+    quiet: Quiet = False,
+    as_json: JsonEvents = False,
+    debug: Debug = False,
 ) -> None:
     """Re-run a recorded run with its recorded replies (no model)."""
     from .config import RunConfig
@@ -243,7 +247,7 @@ def replay(
 @app.command()
 def status(
     run_dir: Opt[Path, typer.Argument(help="a run directory")],
-    as_json: Opt[bool, typer.Option("--json", help="machine-readable output (JSON)")] = False,
+    as_json: Opt[bool, typer.Option("--json", help="the status as one JSON object")] = False,
 ) -> None:
     """State, location, plan progress, ledger and costs of a run."""
     from .inspect_run import status_json, status_text
@@ -272,7 +276,7 @@ def logs(
 def validate(
     file: Opt[Path, typer.Argument(help="an XML payload file")],
     kind: Opt[Kind | None, typer.Option(help="expected root (default: inferred)")] = None,
-    debug: Opt[bool, typer.Option("--debug", help="show tracebacks")] = False,
+    debug: Debug = False,
 ) -> None:
     """Check an agent payload against the XML contract (exit 0 valid, 6 invalid)."""
     from .payloads import parse_payload
