@@ -60,8 +60,7 @@ def status_text(run_dir: Path) -> str:
         )
     if st["error"]:
         lines.append(f"error     {st['error']}")
-    unfinished = not all((Path(run_dir) / f).exists() for f in ("summary.json", "summary.md"))
-    if st["fsm_state"] == "WORKFLOW_ABORTED" or unfinished:
+    if st["fsm_state"] == "WORKFLOW_ABORTED" or not RunStore(Path(run_dir)).summarised():
         lines.append(f"next      bcc resume {st['run_dir']}")
     if st["verification"]:
         lines.append(f"verify    {st['verification'].get('status')}")

@@ -193,9 +193,7 @@ class Runner:
     # -- the loop -------------------------------------------------------------------------
     def run(self) -> RunResult:
         state = self.state
-        if state.fsm_state == "WORKFLOW_COMPLETED" and all(
-            (self.store.root / name).exists() for name in ("summary.json", "summary.md")
-        ):
+        if state.fsm_state == "WORKFLOW_COMPLETED" and self.store.summarised():
             self.store.unlock()
             summary = self.store.read_json("summary.json")
             return RunResult(self.store.root, state.fsm_state, 0, "run already completed", summary)

@@ -173,6 +173,10 @@ class RunStore:
             raise _storage_error(exc, path) from exc
 
     # -- reads ----------------------------------------------------------------------------
+    def summarised(self) -> bool:
+        """Both summaries are written: the last thing a completed run does."""
+        return all((self.root / name).exists() for name in ("summary.json", "summary.md"))
+
     def read_json(self, relpath: str) -> Any:
         return json.loads((self.root / relpath).read_text(encoding="utf-8"))
 
