@@ -20,13 +20,13 @@ import types as _types
 _SKIP = {"In", "Out", "exit", "quit", "get_ipython"}
 _MAX_VARS = 500
 _MAX_COLS = 40
-_REPR_CHARS = 200
+_REPR_CHARS = 600
 
 _short = _reprlib.Repr()
 _short.maxlevel = 2
 _short.maxstring = _short.maxother = _short.maxlong = 160
-_short.maxdict = _short.maxlist = _short.maxtuple = 8
-_short.maxset = _short.maxfrozenset = _short.maxdeque = _short.maxarray = 8
+_short.maxdict = _short.maxlist = _short.maxtuple = 20
+_short.maxset = _short.maxfrozenset = _short.maxdeque = _short.maxarray = 20
 
 
 def _shell():
@@ -91,7 +91,11 @@ def _summary(name, value):
                 pass
         info["bytes"] = int(_sys.getsizeof(value, 0))
         info["repr"] = _short.repr(value)
-    info["repr"] = info["repr"][:_REPR_CHARS]
+    text = info["repr"]
+    if len(text) > _REPR_CHARS:  # cut between items, never inside a number or a name
+        cut = text.rfind(", ", 0, _REPR_CHARS)
+        text = text[: cut if cut > 0 else _REPR_CHARS] + ", ..."
+    info["repr"] = text
     return info
 
 
@@ -140,6 +144,15 @@ def names_ns(request):
     return _json.dumps(sorted(_shell().user_ns))
 
 
+def _plain(value):
+    # numpy scalars (np.float64, np.int64, np.bool_) and timestamps become plain JSON values
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        return value.item()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise TypeError(type(value).__name__)
+
+
 def fetch_ns(request):
     # values of small JSON-serialisable variables; larger or non-JSON ones are left out
     req = _json.loads(request)
@@ -152,7 +165,7 @@ def fetch_ns(request):
         if not isinstance(value, (dict, list, tuple, str, int, float, bool)) or value is None:
             continue
         try:
-            text = _json.dumps(value, allow_nan=False)
+            text = _json.dumps(value, allow_nan=False, default=_plain)
         except (TypeError, ValueError):
             continue
         if len(text) <= req["max_chars"]:

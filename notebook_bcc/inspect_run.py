@@ -40,6 +40,8 @@ def status_json(run_dir: Path) -> dict[str, Any]:
             for v in state["ledger"]
         ],
         "verification": summary["verification"] if summary else None,
+        "answers": summary.get("answers", []) if summary else [],
+        "key_results": summary.get("key_results") if summary else None,
     }
 
 
@@ -64,6 +66,11 @@ def status_text(run_dir: Path) -> str:
         lines.append(f"next      bcc resume {st['run_dir']}")
     if st["verification"]:
         lines.append(f"verify    {st['verification'].get('status')}")
+    for i, a in enumerate(st["answers"], 1):
+        shown = json.dumps(a["value"]) if a["answered"] else "not answered"
+        lines.append(f"answer    {i}. {a['question']} -> {shown}")
+    if st["key_results"]:
+        lines.append(f"results   {json.dumps(st['key_results'])}")
     lines.append("plan")
     for s in st["stages"]:
         steps = ", ".join(f"{k}:{v}" for k, v in s["steps"].items())

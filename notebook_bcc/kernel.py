@@ -21,7 +21,7 @@ import os
 import signal
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
 from time import monotonic
@@ -64,6 +64,7 @@ SECRET_PATTERNS: tuple[str, ...] = (
 
 _OUTSTREAM = "notebook_bcc.kernel_stream.BoundedOutStream"  # bounds each stream message
 _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
+FETCH_CHARS = 8_000  # JSON size up to which a variable's value is fetched (summary, results)
 
 
 # (pid, pgid) of the kernels started by any KernelSession of this process and not yet shut down
@@ -159,6 +160,7 @@ class VerificationResult:
     first_failing_cell: int | None
     error: str | None
     duration_ms: int
+    values: dict[str, Any] = field(default_factory=dict)  # the ``fetch`` names' JSON values
 
 
 class KernelSession:
@@ -495,7 +497,7 @@ class KernelSession:
             self._call_helper("delete_ns", list(names), 30)
 
     def fetch_json(
-        self, names: Sequence[str], max_chars: int = 4_000, timeout: float = 30
+        self, names: Sequence[str], max_chars: int = FETCH_CHARS, timeout: float = 30
     ) -> dict[str, Any]:
         """Values of the named variables that are small and JSON-serialisable (others left out)."""
         payload = {"names": list(names), "max_chars": max_chars}
@@ -544,12 +546,15 @@ def execute_notebook(
     *,
     cell_timeout: float = 600,
     env: Mapping[str, str] | None = None,
+    fetch: Sequence[str] = (),
 ) -> tuple[VerificationResult, nbformat.NotebookNode]:
     """Re-execute a copy of ``nb`` top to bottom in a fresh kernel; stop at the first failure.
 
-    Returns the verdict and the executed copy (outputs capped like a session's). Raises
-    KernelError when the kernel cannot start.
+    Returns the verdict (with the JSON values of the ``fetch`` variables the re-execution
+    left, when every cell passed) and the executed copy (outputs capped like a session's).
+    Raises KernelError when the kernel cannot start.
     """
+    values: dict[str, Any] = {}
     executed = copy.deepcopy(nb)
     started = monotonic()
     failing: int | None = None
@@ -568,12 +573,15 @@ def execute_notebook(
                 value = (outcome.error_value or "").split(";")[0]  # drop "it was restarted"
                 error = " ".join(f"{outcome.error_name}: {value}".split())
                 break
+        if failing is None and fetch:
+            values = session.fetch_json(fetch, max_chars=FETCH_CHARS)
     return (
         VerificationResult(
             status="passed" if failing is None else "failed",
             first_failing_cell=failing,
             error=error,
             duration_ms=int((monotonic() - started) * 1000),
+            values=values,
         ),
         executed,
     )

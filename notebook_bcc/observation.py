@@ -2,18 +2,29 @@
 run's state.
 
 The same object feeds the prompt templates (for models) and the offline analyst, so the
-offline analyst decides from exactly the facts a model would see.
+offline analyst decides from exactly the facts a model would see. Each event sees what its
+decision needs (README, "What each agent sees"): the step planner no behavior, the action
+generator and the reflectors the behavior, the stage reflector the whole step's attempts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .payloads import BehaviorPayload
 from .state import WorkflowState
-from .variables import VariableRecord
+from .variables import LedgerView, VariableRecord
 
-__all__ = ["StepView", "StageView", "CellFact", "Observation", "observe"]
+__all__ = [
+    "StepView",
+    "StageView",
+    "CellFact",
+    "Figure",
+    "Attempt",
+    "Observation",
+    "observe",
+]
 
 
 @dataclass(frozen=True)
@@ -24,6 +35,8 @@ class StepView:
     status: str
     verified_artifacts: tuple[str, ...] = ()
     required_variables: tuple[str, ...] = ()
+    comment: str = ""  # the behavior reflector's comment when it completed
+    findings: tuple[tuple[str, str], ...] = ()  # (priority, text) from the stage reflector
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,8 @@ class StageView:
     verified_artifacts: tuple[str, ...] = ()
     required_variables: tuple[str, ...] = ()
     steps: tuple[StepView, ...] = ()
+    focus: str = ""
+    experience: str = ""
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,32 @@ class CellFact:
     excerpt: str
     error_name: str | None = None
     error_value: str | None = None
+    figures: tuple[str, ...] = ()  # one text note per figure the cell displayed
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure the last action displayed: its text note, and the PNG while bcc still holds it
+    (a resumed run keeps the notes only)."""
+
+    note: str
+    png: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One behavior of the current step, as the step log recorded it."""
+
+    behavior: str
+    iteration: int
+    task: str
+    cells: tuple[CellFact, ...] = ()
+    checks: tuple[str, ...] = ()
+    verdict: str = ""  # "" (not reviewed yet) | complete | retry | failed
+    reasoning: str = ""
+    comment: str = ""
+    produced: tuple[tuple[str, str], ...] = ()
+    recommendations: str = ""
 
 
 @dataclass(frozen=True)
@@ -60,13 +101,19 @@ class Observation:
     artifacts: tuple[tuple[str, bool], ...] = ()
     criteria: tuple[tuple[str, str, str], ...] = ()
     ledger: tuple[VariableRecord, ...] = ()
-    ledger_text: str = ""
+    ledger_view: LedgerView = LedgerView(())
     feedback: str = ""
-    lessons: tuple[str, ...] = ()
+    lessons: tuple[tuple[str, str], ...] = ()  # (stage id, lesson), oldest first
     behaviors_in_step: int = 0
     max_behaviors: int = 4
     notes: tuple[str, ...] = ()
     seed: int = 42
+    questions: tuple[str, ...] = ()
+    focus: str = ""
+    data_preview: tuple[str, ...] = ()
+    attempts: tuple[Attempt, ...] = ()  # behaviors of the current step, oldest first
+    figures: tuple[Figure, ...] = ()
+    protected: tuple[tuple[str, str], ...] = ()  # (variable, why it may not be deprecated)
 
     @property
     def stage(self) -> StageView | None:
@@ -83,6 +130,43 @@ class Observation:
         return next((v for v in self.ledger if v.name == name), None)
 
 
+def _cell(data: dict[str, Any]) -> CellFact:
+    data = {k: v for k, v in data.items() if k in CellFact.__dataclass_fields__}
+    data["figures"] = tuple(data.get("figures", ()))
+    return CellFact(**data)
+
+
+def _checks(checks: dict[str, Any]) -> tuple[str, ...]:
+    lines = [
+        f"artifact {n}: {'present' if ok else 'MISSING'}" for n, ok in checks.get("artifacts", [])
+    ]
+    lines += [
+        f"criterion `{e}`: {s}" + (f" ({d})" if d else "") for e, s, d in checks.get("criteria", [])
+    ]
+    return tuple(lines + [f"note: {n}" for n in checks.get("notes", [])])
+
+
+def _attempt(entry: dict[str, Any]) -> Attempt:
+    return Attempt(
+        behavior=entry.get("behavior", ""),
+        iteration=int(entry.get("iteration", 0)),
+        task=entry.get("task", ""),
+        cells=tuple(_cell(c) for c in entry.get("cells", [])),
+        checks=_checks(entry.get("checks", {})),
+        verdict=entry.get("verdict", ""),
+        reasoning=entry.get("reasoning", ""),
+        comment=entry.get("comment", ""),
+        produced=tuple(tuple(p) for p in entry.get("produced", [])),
+        recommendations=entry.get("recommendations", ""),
+    )
+
+
+#: what each event is shown of the current position and the step's history
+_SEES_BEHAVIOR = ("COMPLETE_ACTION", "COMPLETE_STEP")
+_SEES_CELLS = ("COMPLETE_STEP",)
+_SEES_CHECKS = ("COMPLETE_STEP", "COMPLETE_STAGE")
+
+
 def observe(
     s: WorkflowState,
     event: str,
@@ -92,11 +176,16 @@ def observe(
     behavior: BehaviorPayload | None,
     max_behaviors: int,
     seed: int,
+    questions: tuple[str, ...] = (),
+    data_preview: tuple[str, ...] = (),
+    figures: tuple[Figure, ...] = (),
 ) -> Observation:
     """What the agent of ``event`` sees of the run in state ``s``.
 
-    Reflectors see the last checks; the action generator and the behavior reflector see the
-    last action's cells. The ledger slice puts the current step's variables first.
+    The action generator and the behavior reflector see the current behavior; the behavior
+    reflector its cells, checks and figures; the stage reflector every attempt of the step
+    (cells, checks, the behavior reflector's words). Nobody before the behavior arranger sees
+    a behavior, so a planner is never shown the last one of an earlier step as current.
     """
     stages = tuple(
         StageView(
@@ -114,38 +203,54 @@ def observe(
                     t.status,
                     tuple(t.verified_artifacts),
                     tuple(t.required_variables),
+                    t.comment,
+                    tuple((p, x) for p, x in t.findings),
                 )
                 for t in st.steps
             ),
+            st.focus,
+            st.experience,
         )
         for st in s.stages
     )
-    step = s.step
+    step = s.step if event != "START_STEP" else None
     priority = [
         *(step.required_variables if step else ()),
         *(step.verified_artifacts if step else ()),
     ]
-    checks = s.last_checks if event in ("COMPLETE_STEP", "COMPLETE_STAGE") else {}
-    cells = s.last_execution if event in ("COMPLETE_STEP", "COMPLETE_ACTION") else []
+    upcoming = {st.id for st in s.stages if st.status in ("pending", "running")}
+    upcoming |= {t.id for st in s.stages for t in st.steps if t.status in ("pending", "running")}
+    checks = s.last_checks if event in _SEES_CHECKS else {}
+    cells = s.last_execution if event in _SEES_CELLS else []
+    attempts = tuple(_attempt(e) for e in s.step_log) if event != "START_STEP" else ()
+    lessons = tuple((st.id, st.experience) for st in s.stages if st.experience)
+    if not lessons:  # checkpoints written before stages kept their experience
+        lessons = tuple(("", x) for x in s.lessons)
     return Observation(
         event=event,
         problem=problem,
         files=files,
         location=s.path,
-        iteration=s.iteration,
+        iteration=s.iteration if event in _SEES_BEHAVIOR else 0,
         stages=stages,
         stage_index=s.stage_index,
-        step_index=s.step_index,
-        behavior=behavior,
-        cells=tuple(CellFact(**c) for c in cells),
+        step_index=s.step_index if step is not None else len(s.stage.steps) if s.stage else 0,
+        behavior=behavior if event in _SEES_BEHAVIOR else None,
+        cells=tuple(_cell(c) for c in cells),
         artifacts=tuple((a, ok) for a, ok in checks.get("artifacts", [])),
         criteria=tuple(tuple(c) for c in checks.get("criteria", [])),
         ledger=tuple(s.ledger.live()),
-        ledger_text=s.ledger.prompt_slice(priority),
+        ledger_view=s.ledger.prompt_view(priority, upcoming),
         feedback=s.feedback,
-        lessons=tuple(s.lessons[-8:]),
+        lessons=lessons,
         behaviors_in_step=step.behaviors if step else 0,
         max_behaviors=max_behaviors,
         notes=tuple(checks.get("notes", [])),
         seed=seed,
+        questions=questions,
+        focus=s.focus,
+        data_preview=data_preview,
+        attempts=attempts,
+        figures=figures if event == "COMPLETE_STEP" else (),
+        protected=tuple(s.remaining_required().items()) if event == "COMPLETE_STAGE" else (),
     )

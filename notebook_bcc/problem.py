@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import yaml
 
-__all__ = ["ProblemSpec", "read_problem", "resolve_target"]
+__all__ = ["ProblemSpec", "questions_in", "read_problem", "resolve_target"]
 
 _SUPERVISED = re.compile(
     r"\b(predict\w*|classif\w*|forecast\w*|regress\w*|explain\w*|estimat\w*|what drives|"
@@ -31,6 +31,7 @@ class ProblemSpec:
     drop: tuple[str, ...] = ()
     ids: tuple[str, ...] = ()
     reason: str = ""
+    questions: tuple[str, ...] = ()  # the questions the text asks, in order (final_answers keys)
 
     @property
     def supervised(self) -> bool:
@@ -92,7 +93,53 @@ def read_problem(text: str) -> ProblemSpec:
         drop=_as_tuple(meta.get("drop")),
         ids=_as_tuple(meta.get("id")),
         reason=reason,
+        questions=questions_in(body),
     )
+
+
+_ITEM = re.compile(r"^\s*(?:[-*+]|\(?\d{1,2}[.)])\s+(.+)$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'])")
+
+
+def questions_in(body: str) -> tuple[str, ...]:
+    """The questions a problem asks, whole, in order: each list item or sentence ending in '?'.
+
+    A list item (``1.``, ``2)``, ``-``) that ends with a question mark is one question, however
+    many sentences it has; elsewhere each sentence ending with ``?`` is one. Headings and
+    fenced code are ignored.
+    """
+    found: list[str] = []
+    in_fence = False
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        text = " ".join(paragraph).strip()
+        paragraph.clear()
+        for sentence in _SENTENCE_END.split(text):
+            sentence = sentence.strip()
+            if sentence.endswith("?") and sentence not in found:
+                found.append(sentence)
+
+    for line in body.splitlines():
+        if line.strip().startswith("```"):
+            in_fence = not in_fence
+            continue
+        if in_fence or line.lstrip().startswith("#"):
+            continue
+        item = _ITEM.match(line)
+        if item or not line.strip():
+            flush()
+        if item:
+            text = " ".join(item.group(1).split())
+            if text.endswith("?"):
+                if text not in found:
+                    found.append(text)
+            else:
+                paragraph.append(text)
+        elif line.strip():
+            paragraph.append(line.strip())
+    flush()
+    return tuple(found)
 
 
 def _norm(name: str) -> str:

@@ -1,32 +1,31 @@
 """Renders ``prompts/<EVENT>.md`` from an Observation into a (system, user) pair.
 
 A template is markdown with ``$name`` placeholders (``string.Template``); the line
-``<!-- user -->`` separates the system part from the user part. Every field has a size bound,
-so a prompt's size does not grow with the length of the workflow.
+``<!-- user -->`` separates the system part from the user part.
+
+What a decision depends on is never cut: the problem and its questions, the plan, the focus,
+the current stage and step goals, the behavior task and its acceptance criteria, the checks
+and the reviewer's feedback. History (the variable details, earlier attempts and outputs,
+findings, lessons, the data preview) is a list of whole items; when the rendered prompt is
+over ``PROMPT_BUDGET_CHARS``, whole items are dropped (the least needed kind first, oldest or
+lowest ranked first) and the prompt says which ones by name. A variable whose details are
+dropped keeps its name and status.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from string import Template
 
-from .observation import Observation
+from .observation import Attempt, CellFact, Observation
 from .payloads import resource_dir
 
-__all__ = ["RenderedPrompt", "render", "template_path"]
+__all__ = ["PROMPT_BUDGET_CHARS", "RenderedPrompt", "History", "render", "template_path"]
 
 SEPARATOR = "<!-- user -->"
-BOUNDS = {
-    "problem": 6_000,
-    "plan": 3_000,
-    "ledger": 4_000,
-    "current": 2_500,
-    "execution": 4_000,
-    "checks": 1_500,
-    "feedback": 1_500,
-    "lessons": 1_500,
-}
+#: one generous budget for a whole prompt (system + user), in characters (~15k tokens)
+PROMPT_BUDGET_CHARS = 60_000
 
 
 @dataclass(frozen=True)
@@ -34,10 +33,40 @@ class RenderedPrompt:
     event: str
     system: str
     user: str
+    omitted: tuple[str, ...] = ()  # what the budget left out, by name
 
     @property
     def size(self) -> int:
         return len(self.system) + len(self.user)
+
+
+@dataclass(frozen=True)
+class History:
+    """A section of whole items that may be trimmed, ``drop_first`` of them first."""
+
+    items: tuple[tuple[str, str], ...]  # (label, text)
+    what: str  # what an item is, for the omission note ("earlier cells")
+    empty: str
+    rank: int  # sections of lower rank lose items first
+    drop_from_end: bool = False  # ranked lists lose their last items; histories their oldest
+    dropped: tuple[str, ...] = ()
+    joiner: str = "\n"
+
+    def text(self) -> str:
+        body = self.joiner.join(t for _, t in self.items)
+        if not self.dropped:
+            return body or self.empty
+        note = (
+            f"({len(self.dropped)} {self.what} left out to keep this prompt within its "
+            f"budget: {', '.join(self.dropped)})"
+        )
+        return f"{body}\n{note}" if body else note
+
+    def drop_one(self) -> History:
+        i = len(self.items) - 1 if self.drop_from_end else 0
+        label = self.items[i][0]
+        dropped = (*self.dropped, label) if self.drop_from_end else (label, *self.dropped)
+        return replace(self, items=self.items[:i] + self.items[i + 1 :], dropped=dropped)
 
 
 def template_path(event: str):  # -> Path
@@ -51,12 +80,17 @@ def _template(event: str) -> tuple[Template, Template]:
     return Template(system.strip() + "\n"), Template(user.strip() + "\n")
 
 
-def _bound(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head - 40
-    return f"{text[:head]}\n... [{len(text) - head - tail} chars omitted] ...\n{text[-tail:]}"
+def _indent(text: str, prefix: str = "  ") -> str:
+    """Continuation lines of a bullet, indented so the whole text stays inside it."""
+    lines = text.strip().splitlines() or [""]
+    return "\n".join([lines[0], *(prefix + ln if ln.strip() else "" for ln in lines[1:])])
+
+
+# -- sections that are never cut ----------------------------------------------------------
+def _questions(obs: Observation) -> str:
+    if not obs.questions:
+        return "(the problem asks no explicit question)"
+    return "\n".join(f"{i}. {q}" for i, q in enumerate(obs.questions, 1))
 
 
 def _plan(obs: Observation) -> str:
@@ -65,12 +99,28 @@ def _plan(obs: Observation) -> str:
     lines = []
     for i, stage in enumerate(obs.stages):
         mark = "→" if i == obs.stage_index else " "
-        lines.append(f"{mark} stage {stage.id} [{stage.status}]: {stage.title}")
-        if i == obs.stage_index:
-            for j, step in enumerate(stage.steps):
-                smark = "→" if j == obs.step_index else " "
-                lines.append(f"    {smark} step {step.id} [{step.status}]: {step.title}")
+        lines.append(f"{mark} stage {stage.id} [{stage.status}]: {stage.title} — {stage.goal}")
+        arts = ", ".join(stage.verified_artifacts)
+        if arts:
+            lines.append(f"    artifacts: {arts}")
+        for j, step in enumerate(stage.steps):
+            here = i == obs.stage_index
+            smark = "→" if here and j == obs.step_index else " "
+            lines.append(f"    {smark} step {step.id} [{step.status}]: {step.title}")
+            if here:  # the current stage's steps in full: goals and what they need
+                lines.append(f"        goal: {step.goal}")
+                if step.required_variables:
+                    lines.append(f"        needs: {', '.join(step.required_variables)}")
     return "\n".join(lines)
+
+
+def _focus(obs: Observation) -> str:
+    parts = []
+    if obs.focus:
+        parts.append(f"Plan focus: {obs.focus}")
+    if obs.stage and obs.stage.focus:
+        parts.append(f"Focus of stage {obs.stage.id}: {obs.stage.focus}")
+    return "\n".join(parts) or "(none given)"
 
 
 def _current(obs: Observation) -> str:
@@ -80,6 +130,8 @@ def _current(obs: Observation) -> str:
         parts.append(f"Stage `{s.id}` — {s.title}\nGoal: {s.goal}")
         if s.verified_artifacts:
             parts.append("Stage artifacts: " + ", ".join(s.verified_artifacts))
+        if s.required_variables:
+            parts.append("Stage needs: " + ", ".join(s.required_variables))
     if obs.step:
         t = obs.step
         parts.append(f"Step `{t.id}` — {t.title}\nGoal: {t.goal}")
@@ -89,23 +141,21 @@ def _current(obs: Observation) -> str:
             parts.append("Step needs: " + ", ".join(t.required_variables))
     if obs.behavior:
         b = obs.behavior
-        outs = ", ".join(v.name for v in b.outputs)
-        parts.append(f"Behavior `{b.id}` (iteration {obs.iteration}): {b.task}\nOutputs: {outs}")
+        parts.append(
+            f"Behavior `{b.id}` (iteration {obs.iteration}, agent {b.agent})\nTask: {b.task}"
+        )
+        if b.inputs:
+            parts.append("Inputs: " + ", ".join(v.name for v in b.inputs))
+        parts.append(
+            "Outputs (create exactly these names): " + ", ".join(v.name for v in b.outputs)
+        )
         if b.acceptance:
-            parts.append("Acceptance: " + "; ".join(b.acceptance))
+            parts.append(
+                "Acceptance criteria (each evaluated by the runner as a Python expression in "
+                "the kernel's namespace after the cells run):\n"
+                + "\n".join(f"- `{c}`" for c in b.acceptance)
+            )
     return "\n".join(parts) or "(nothing started yet)"
-
-
-def _execution(obs: Observation) -> str:
-    if not obs.cells:
-        return "(no code ran in this behavior)"
-    lines = []
-    for i, cell in enumerate(obs.cells, 1):
-        head = f"cell {i}: {cell.status}"
-        if cell.error_name:
-            head += f" — {cell.error_name}: {cell.error_value or ''}"
-        lines.append(f"{head}\n{cell.excerpt.strip()}")
-    return "\n\n".join(lines)
 
 
 def _checks(obs: Observation) -> str:
@@ -115,28 +165,168 @@ def _checks(obs: Observation) -> str:
     return "\n".join(lines) or "(no checks)"
 
 
-def render(obs: Observation) -> RenderedPrompt:
-    """Render the template for ``obs.event``."""
-    fields = {
-        "problem": obs.problem,
-        "files": ", ".join(obs.files),
+def _figures(obs: Observation) -> str:
+    notes = [f for c in obs.cells for f in c.figures]
+    return "\n".join(f"- {n}" for n in notes) or "(no figures)"
+
+
+def _protected(obs: Observation) -> str:
+    return "\n".join(f"- {n}: {why}" for n, why in obs.protected) or "(none)"
+
+
+def _deleted(obs: Observation) -> str:
+    gone = obs.ledger_view.deleted
+    return ("Deleted from the kernel (do not use): " + "; ".join(gone)) if gone else ""
+
+
+# -- history, trimmed whole items at a time -----------------------------------------------
+def _cell_text(i: int, cell: CellFact) -> str:
+    head = f"cell {i}: {cell.status}"
+    if cell.error_name:
+        head += f" — {cell.error_name}: {cell.error_value or ''}"
+    body = cell.excerpt.strip()
+    figs = "".join(f"\n[figure] {f}" for f in cell.figures)
+    return f"{head}\n{body}{figs}" if body else head + figs
+
+
+def _cells(cells: tuple[CellFact, ...], empty: str) -> History:
+    items = tuple((f"cell {i}", _cell_text(i, c)) for i, c in enumerate(cells, 1))
+    return History(items, "cells' output", empty, rank=4, joiner="\n\n")
+
+
+def _attempt_text(a: Attempt, with_cells: bool) -> str:
+    lines = [f"#### {a.behavior} (iteration {a.iteration})", f"Task: {a.task}"]
+    if with_cells:
+        lines += [_cell_text(i, c) for i, c in enumerate(a.cells, 1)] or ["(no code ran)"]
+    else:
+        status = ", ".join(c.status for c in a.cells) or "no code ran"
+        errors = [f"{c.error_name}: {c.error_value}" for c in a.cells if c.error_name]
+        lines.append(f"Cells: {status}" + (f" ({'; '.join(errors)})" if errors else ""))
+    lines += list(a.checks)
+    if a.verdict:
+        lines.append(f"Behavior reflector: {a.verdict}. {a.reasoning}".strip())
+    if a.produced:
+        lines.append("Produced: " + "; ".join(f"{n}: {d}" for n, d in a.produced))
+    if a.recommendations:
+        lines.append(f"Recommendations: {a.recommendations}")
+    if a.comment:
+        lines.append(f"Comment added to the notebook: {a.comment}")
+    return "\n".join(lines)
+
+
+def _attempts(obs: Observation, *, with_cells: bool, current_too: bool) -> History:
+    attempts = obs.attempts if current_too else tuple(a for a in obs.attempts if a.verdict)
+    items = tuple((a.behavior, _attempt_text(a, with_cells)) for a in attempts)
+    rank = 3 if with_cells else 2
+    return History(items, "earlier attempts", "(none: this is the first)", rank, joiner="\n\n")
+
+
+def _lessons(obs: Observation) -> History:
+    items = []
+    for stage, text in obs.lessons:
+        gone = [v.split(" ", 1)[0] for v in obs.ledger_view.deleted if v.split(" ", 1)[0] in text]
+        note = f" (since deleted from the kernel: {', '.join(gone)})" if gone else ""
+        label = f"lesson of {stage}" if stage else "lesson"
+        items.append((label, "- " + _indent((f"[{stage}] " if stage else "") + text) + note))
+    return History(tuple(items), "lessons", "(none yet)", rank=2)
+
+
+def _findings(obs: Observation) -> History:
+    items = []
+    for i, stage in enumerate(obs.stages):
+        for j, step in enumerate(stage.steps):
+            if i == obs.stage_index and j >= obs.step_index and obs.event != "START_STEP":
+                continue
+            if not (step.comment or step.findings) and step.status == "pending":
+                continue
+            lines = [f"- {stage.id}/{step.id} [{step.status}]"]
+            lines += [f"  - ({p}) {_indent(x, '    ')}" for p, x in step.findings]
+            if step.comment:
+                lines.append("  - result: " + _indent(step.comment, "    "))
+            items.append((f"{stage.id}/{step.id}", "\n".join(lines)))
+    return History(tuple(items), "earlier steps' findings", "(no step has finished yet)", rank=2)
+
+
+def _ledger(obs: Observation) -> History:
+    items = tuple(obs.ledger_view.lines)
+    return History(
+        items,
+        "variables' details (still in the kernel)",
+        "(no variables yet)",
+        rank=1,
+        drop_from_end=True,
+    )
+
+
+def _preview(obs: Observation) -> History:
+    items = tuple((text.split("\n", 1)[0], text) for text in obs.data_preview)
+    return History(items, "file previews", "(no preview)", rank=2, joiner="\n\n")
+
+
+def _fields(obs: Observation) -> dict[str, str | History]:
+    ledger = _ledger(obs)
+    return {
+        "problem": obs.problem.strip(),
+        "questions": _questions(obs),
+        "files": "\n".join(f"- {f}" for f in obs.files) or "(none)",
+        "preview": _preview(obs),
         "location": obs.location or "(start)",
         "iteration": str(obs.iteration),
         "plan": _plan(obs),
-        "ledger": obs.ledger_text or "(no variables yet)",
+        "focus": _focus(obs),
         "current": _current(obs),
-        "execution": _execution(obs),
+        "ledger": ledger,
+        "deleted": _deleted(obs),
+        "execution": _cells(obs.cells, "(no code ran in this behavior)"),
         "checks": _checks(obs),
+        "figures": _figures(obs),
         "feedback": obs.feedback or "(none)",
-        "lessons": "\n".join(f"- {x}" for x in obs.lessons) or "(none yet)",
+        "attempts": _attempts(obs, with_cells=False, current_too=False),
+        "step_record": _attempts(obs, with_cells=True, current_too=True),
+        "lessons": _lessons(obs),
+        "findings": _findings(obs),
+        "protected": _protected(obs),
         "behaviors_in_step": str(obs.behaviors_in_step),
         "max_behaviors": str(obs.max_behaviors),
     }
-    bounded = {k: _bound(v, BOUNDS.get(k, 500)) for k, v in fields.items()}
+
+
+def _substitute(obs: Observation, fields: dict[str, str | History]) -> tuple[str, str]:
+    text = {k: v.text() if isinstance(v, History) else v for k, v in fields.items()}
     system_t, user_t = _template(obs.event)
-    return RenderedPrompt(
-        obs.event, system_t.safe_substitute(bounded), user_t.safe_substitute(bounded)
+    return system_t.safe_substitute(text), user_t.safe_substitute(text)
+
+
+def render(obs: Observation, budget: int = PROMPT_BUDGET_CHARS) -> RenderedPrompt:
+    """Render the template for ``obs.event`` within ``budget`` characters of history.
+
+    Only the sections the template uses count. Over budget, the used history section of the
+    lowest rank (then the largest) loses one whole item, until the prompt fits or no history
+    is left; text a decision depends on is never cut, so a prompt may still exceed the budget.
+    """
+    fields = _fields(obs)
+    system_t, user_t = _template(obs.event)
+    used = {name for t in (system_t, user_t) for name in _placeholders(t)}
+    system, user = _substitute(obs, fields)
+    while len(system) + len(user) > budget:
+        trimmable = [
+            k for k, v in fields.items() if k in used and isinstance(v, History) and v.items
+        ]
+        if not trimmable:
+            break
+        name = min(trimmable, key=lambda k: (fields[k].rank, -len(fields[k].text())))  # type: ignore[union-attr]
+        fields[name] = fields[name].drop_one()  # type: ignore[union-attr]
+        system, user = _substitute(obs, fields)
+    omitted = tuple(
+        f"{k}: {label}" for k, v in fields.items() if isinstance(v, History) for label in v.dropped
     )
+    return RenderedPrompt(obs.event, system, user, omitted)
+
+
+def _placeholders(template: Template) -> set[str]:
+    return {
+        m.group("named") or m.group("braced") for m in template.pattern.finditer(template.template)
+    } - {None}
 
 
 def with_repair(prompt: RenderedPrompt, error: Exception, root: str) -> RenderedPrompt:
@@ -146,4 +336,4 @@ def with_repair(prompt: RenderedPrompt, error: Exception, root: str) -> Rendered
         f"{error}\n"
         f"Answer again with exactly one <{root}> element that fixes this; put code in CDATA.\n"
     )
-    return RenderedPrompt(prompt.event, prompt.system, prompt.user + note)
+    return replace(prompt, user=prompt.user + note)

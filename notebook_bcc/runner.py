@@ -28,11 +28,19 @@ from .errors import (
     StorageError,
 )
 from .exchange import AgentExchange
+from .figures import figures_in
 from .fsm import Event, State
 from .inputs import check_inputs
-from .kernel import CellOutcome, CheckReport, KernelSession, execute_notebook, reap_kernels
+from .kernel import (
+    CellOutcome,
+    CheckReport,
+    KernelSession,
+    VariableInfo,
+    execute_notebook,
+    reap_kernels,
+)
 from .notebook import CellTag, NotebookDocument
-from .observation import CellFact, Observation, observe
+from .observation import CellFact, Figure, Observation, observe
 from .payloads import (
     ActionsPayload,
     BehaviorPayload,
@@ -44,8 +52,10 @@ from .payloads import (
     element_for_log,
     parse_payload,
 )
+from .preview import preview_files
 from .problem import read_problem
 from .prompts import render
+from .results import RESULT_NAMES, compare
 from .runstore import RunStore, slugify, utc_now
 from .state import StageRecord, StepRecord, Usage, WorkflowState
 from .summary import build_summary, render_summary_md
@@ -107,6 +117,9 @@ class Runner:
         self._parsed_xml = ""
         self._artifacts: dict[str, Any] = {}
         self._resumed = False
+        self._questions = read_problem(problem_text).questions
+        self._preview = preview_files(store.root, self.files)
+        self._figures: tuple[Figure, ...] = ()  # the last action's figures, for its reflector
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -130,6 +143,7 @@ class Runner:
         store = RunStore.create(root, inputs.problem, inputs.data)
         files = [f"assets/{p.name}" for p in inputs.data]
         state = WorkflowState(run_id=root.name, problem_title=title)
+        state.ledger.observe(parameter_variables(title, files, config.seed), "parameters")
         doc = NotebookDocument.create(title, title, files, config.seed, store_writer(store))
         store.write_json("config.json", {**config.to_json(), "files": files})
         doc.save()
@@ -331,12 +345,13 @@ class Runner:
     def _small_artifacts(self) -> dict[str, Any]:
         """Small JSON-serialisable artifacts of the stages (for summary.json)."""
         assert self.kernel is not None
-        names = [n for st in self.state.stages for n in st.verified_artifacts]
+        names = [*RESULT_NAMES]
         for st in self.state.stages:
+            names += [n for n in st.verified_artifacts if n not in names]
             for t in st.steps:
                 names += [n for n in t.verified_artifacts if n not in names]
         try:
-            return self.kernel.fetch_json(names, max_chars=4_000)
+            return self.kernel.fetch_json(names)
         except Exception as exc:  # the summary is still written without them
             self.store.append_event({"type": "artifacts_failed", "error": str(exc)})
             return {}
@@ -370,9 +385,12 @@ class Runner:
             event.value,
             problem=self.problem_text,
             files=self.files,
-            behavior=self._current_behavior() if event != Event.START_BEHAVIOR else None,
+            behavior=self._current_behavior(),
             max_behaviors=self.config.max_behaviors_per_step,
             seed=self.config.seed,
+            questions=self._questions,
+            data_preview=self._preview,
+            figures=self._figures,
         )
 
     # -- one agent transition -------------------------------------------------------------
@@ -508,6 +526,8 @@ class Runner:
     def _enter_stage(self, index: int) -> None:
         s = self.state
         s.stage_index, s.step_index, s.behavior_id, s.iteration = index, 0, "", 0
+        s.behavior_xml, s.step_log, s.feedback, self._behavior = "", [], "", None
+        s.last_execution, s.last_checks = [], {}
         s.stage.status = "running"
         self.doc.add_markdown(f"## {s.stage.title}\n\n*{s.stage.goal}*", self._tag(), role="stage")
         self.doc.save()
@@ -515,7 +535,8 @@ class Runner:
     def _enter_step(self, index: int) -> None:
         s = self.state
         s.step_index, s.behavior_id, s.iteration, s.feedback = index, "", 0, ""
-        self._behavior, s.behavior_xml = None, ""
+        self._behavior, s.behavior_xml, s.step_log = None, "", []
+        s.last_execution, s.last_checks = [], {}
         s.step.status = "running"
         self.doc.add_markdown(f"### {s.step.title}", self._tag(), role="step")
         self.doc.save()
@@ -545,6 +566,7 @@ class Runner:
         s = self.state
         steps = self._capped(p.steps, self.config.max_steps_per_stage, "steps", log)
         s.stage.steps = [_plan_record(StepRecord, t) for t in steps]
+        s.stage.focus = (p.focus or "").strip()
         self._enter_step(0)
         return State.STEP_RUNNING, False
 
@@ -557,6 +579,7 @@ class Runner:
         s.behavior_xml = self._parsed_xml
         self._behavior = p
         s.last_execution, s.last_checks = [], {}
+        s.step_log.append({"behavior": p.id, "iteration": s.iteration, "task": p.task})
         return State.BEHAVIOR_RUNNING, False
 
     def _on_actions(self, p: Any, log: TransitionLog) -> tuple[State, bool]:
@@ -566,6 +589,7 @@ class Runner:
         texts: list[str] = []
         facts: list[dict[str, Any]] = []
         notes: list[str] = []
+        figures: list[Figure] = []
         failed = False
         for n, action in enumerate(p.actions, 1):
             if action.kind == "title":
@@ -593,7 +617,9 @@ class Runner:
             outcome = kernel.run_cell(action.content, spill_name=cell_id)
             s.counters.cells += 1
             log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)
-            facts.append(asdict(fact_from(outcome)))
+            shown = figures_in(outcome.outputs, first=len(figures) + 1)
+            figures += shown
+            facts.append(asdict(fact_from(outcome, tuple(f.note for f in shown))))
             if outcome.status == "ok":
                 self._flush_texts(texts, tag)
                 self.doc.add_code(action.content, tag, outcome.outputs, outcome.execution_count)
@@ -632,6 +658,9 @@ class Runner:
             "criteria": [list(c) for c in report.criteria],
             "notes": notes,
         }
+        self._figures = tuple(figures)
+        if s.step_log:
+            s.step_log[-1].update(cells=facts, checks=s.last_checks)
         self.doc.save()
         return State.BEHAVIOR_COMPLETED, False
 
@@ -670,8 +699,18 @@ class Runner:
             log.add_guard("G1", "completion_overridden", reason)
             s.counters.guard_overrides += 1
             complete, feedback = False, f"{reason}. {feedback}"
+        self._figures = ()
+        if s.step_log:
+            s.step_log[-1].update(
+                verdict="complete" if complete else "retry",
+                reasoning=" ".join(dict.fromkeys(x for x in (p.goal_reasoning, feedback) if x)),
+                comment=(p.comment or "").strip() if complete else "",
+                produced=[[v.name, v.description] for v in p.variables_produced],
+                recommendations=(p.recommendations or "").strip(),
+            )
         if complete:
             step.status = "complete"
+            step.comment = (p.comment or "").strip()
             if p.comment and p.comment.strip():
                 self.doc.add_markdown(p.comment.strip(), self._tag(), role="comment")
                 self.doc.save()
@@ -684,6 +723,8 @@ class Runner:
             log.add_guard("G3", "step_failed", reason)
             s.counters.forced_transitions += 1
             step.status, step.note = "failed", reason
+            if s.step_log:
+                s.step_log[-1]["verdict"] = "failed"
             self.doc.add_markdown(
                 f"> **Step not completed.** {step.title}: {reason}. Last feedback: {feedback}",
                 self._tag(),
@@ -697,6 +738,9 @@ class Runner:
         assert isinstance(p, StageReflectionPayload)
         s, stage = self.state, self.state.stage
         self._manage_variables(p, log)
+        reviewed = next((t for t in stage.steps if t.id == p.step_id), s.step)
+        if reviewed is not None:
+            reviewed.findings = [[priority, text.strip()] for priority, text in p.findings]
         pending = [i for i, t in enumerate(stage.steps) if t.status == "pending"]
         wants_next = p.next_state == "STEP_RUNNING"
         if wants_next and not pending:
@@ -715,8 +759,9 @@ class Runner:
             return State.STEP_RUNNING, False
         done = all(t.status == "complete" for t in stage.steps)
         stage.status = "complete" if done else "partial"
-        if p.stage_experience:
-            s.lessons.append(p.stage_experience.strip()[:500])
+        if p.stage_experience and p.stage_experience.strip():
+            stage.experience = p.stage_experience.strip()
+            s.lessons.append(stage.experience)
         return State.STAGE_COMPLETED, False
 
     def _manage_variables(self, p: StageReflectionPayload, log: TransitionLog) -> None:
@@ -763,7 +808,10 @@ class Runner:
         verification: dict[str, Any] = {"status": "skipped", "first_failing_cell": None}
         if s.fsm_state == "WORKFLOW_COMPLETED" and self.config.verify:
             result, _ = execute_notebook(
-                self.doc.nb, self.store.root, cell_timeout=self.config.cell_timeout
+                self.doc.nb,
+                self.store.root,
+                cell_timeout=self.config.cell_timeout,
+                fetch=RESULT_NAMES,
             )
             verification = {
                 "status": result.status,
@@ -771,12 +819,22 @@ class Runner:
                 "error": result.error,
                 "duration_ms": result.duration_ms,
             }
+            results = {k: v for k, v in self._artifacts.items() if k in RESULT_NAMES}
+            if result.status == "passed" and results:
+                mismatches = compare(results, result.values)
+                verification["results"] = "differ" if mismatches else "reproduced"
+                verification["mismatches"] = mismatches
+                if mismatches:  # the notebook re-runs, but not to the same results
+                    verification["status"] = "failed"
+                    verification["error"] = "results differ on re-execution: " + mismatches[0]
             self.store.append_event({"type": "verification", **verification})
         self.doc.set_verification(verification)
         self.doc.set_variables(s.ledger.to_json())
         self.doc.save()
         question = read_problem(self.problem_text).text
-        summary = build_summary(s, verification, self._artifacts, self.store.root, question)
+        summary = build_summary(
+            s, verification, self._artifacts, self.store.root, question, self._questions
+        )
         self.store.write_json("summary.json", summary)
         self.store.write("summary.md", render_summary_md(summary))
         return summary
@@ -798,6 +856,28 @@ def reap_orphan_kernels(store: RunStore) -> list[int]:
     return reaped
 
 
+def parameter_variables(title: str, files: Sequence[str], seed: int) -> list[VariableInfo]:
+    """The parameters cell's variables, known before the kernel starts (it starts lazily), so
+    the first planners see ``user_submit_files`` in the ledger."""
+    values: list[tuple[str, Any]] = [
+        ("user_problem", title),
+        ("user_submit_files", list(files)),
+        ("seed", seed),
+    ]
+    return [
+        VariableInfo(
+            name,
+            type(v).__name__,
+            None,
+            len(v) if isinstance(v, list | str) else None,
+            (),
+            0,
+            repr(v),
+        )
+        for name, v in values
+    ]
+
+
 def _plan_record(cls: type[Any], spec: Any) -> Any:
     """A StageRecord or StepRecord from a planned StageSpec or StepSpec."""
     return cls(
@@ -809,5 +889,7 @@ def _plan_record(cls: type[Any], spec: Any) -> Any:
     )
 
 
-def fact_from(outcome: CellOutcome) -> CellFact:
-    return CellFact(outcome.status, outcome.excerpt, outcome.error_name, outcome.error_value)
+def fact_from(outcome: CellOutcome, figures: tuple[str, ...] = ()) -> CellFact:
+    return CellFact(
+        outcome.status, outcome.excerpt, outcome.error_name, outcome.error_value, figures
+    )

@@ -27,6 +27,8 @@ class StepRecord:
     behaviors: int = 0
     failed_code: list[str] = field(default_factory=list)  # hashes of code that failed (G7)
     note: str = ""
+    comment: str = ""  # the behavior reflector's comment when the step completed
+    findings: list[list[str]] = field(default_factory=list)  # [priority, text] (stage reflector)
 
 
 @dataclass
@@ -38,8 +40,9 @@ class StageRecord:
     required_variables: list[str] = field(default_factory=list)
     status: str = "pending"  # pending | running | complete | partial | failed | skipped
     steps: list[StepRecord] = field(default_factory=list)
-    experience: str = ""
+    experience: str = ""  # stage_experience of the stage reflection that completed it
     note: str = ""
+    focus: str = ""  # the step planner's <focus>
 
 
 @dataclass
@@ -81,6 +84,9 @@ class WorkflowState:
     behavior_xml: str = ""  # the current behavior payload, as validated
     last_execution: list[dict[str, Any]] = field(default_factory=list)  # cells of last action
     last_checks: dict[str, Any] = field(default_factory=dict)
+    #: one entry per behavior of the current step: behavior, iteration, task, cells, checks,
+    #: verdict and the behavior reflector's words (what the stage reflector and a retry see)
+    step_log: list[dict[str, Any]] = field(default_factory=list)
     feedback: str = ""  # reflector's reasoning when a behavior is retried
     lessons: list[str] = field(default_factory=list)  # stage_experience of completed stages
     counters: Counters = field(default_factory=Counters)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .results import answers
 from .state import WorkflowState
 
 __all__ = ["build_summary", "render_summary_md"]
@@ -16,8 +19,10 @@ def build_summary(
     artifacts: dict[str, Any],
     root: Path,
     question: str = "",
+    questions: Sequence[str] = (),
 ) -> dict[str, Any]:
     c, u = state.counters, state.usage
+    metrics = artifacts.get("final_metrics")
     return {
         "run_id": state.run_id,
         "title": state.project_title or state.problem_title,
@@ -49,6 +54,8 @@ def build_summary(
         },
         "verification": verification,
         "artifacts": artifacts,
+        "answers": [a.to_json() for a in answers(questions, artifacts.get("final_answers"))],
+        "key_results": metrics if isinstance(metrics, dict) else None,
         "stages": [
             {
                 "id": st.id,
@@ -80,7 +87,18 @@ def render_summary_md(summary: dict[str, Any]) -> str:
     for st in summary["stages"]:
         steps = ", ".join(f"{t['id']} ({t['status']})" for t in st["steps"]) or "not planned"
         lines.append(f"- **{st['title']}** — {st['status']}: {steps}")
-    metrics = summary["artifacts"].get("final_metrics")
+    if summary.get("answers"):
+        lines += ["", "## Answers", ""]
+        for i, a in enumerate(summary["answers"], 1):
+            if a["answered"]:
+                value = json.dumps(a["value"]) if not isinstance(a["value"], str) else a["value"]
+                lines.append(
+                    f"{i}. {a['question']} **{value}**" + (f" — {a['text']}" if a["text"] else "")
+                )
+            else:
+                why = a["text"].removeprefix("not answered: ") or "no value"
+                lines.append(f"{i}. {a['question']} *not answered* ({why})")
+    metrics = summary.get("key_results") or summary["artifacts"].get("final_metrics")
     if isinstance(metrics, dict):
         lines += ["", "## Key results", ""]
         lines += [f"- {k}: {val}" for k, val in metrics.items()]
@@ -99,6 +117,8 @@ def render_summary_md(summary: dict[str, Any]) -> str:
     verdict = v.get("status")
     if verdict == "failed":
         verdict += f" (first failing cell: {v.get('first_failing_cell')}; {v.get('error')})"
+    elif v.get("results") == "reproduced":
+        verdict += " (final_answers / final_metrics reproduced)"
     lines += [
         "",
         "## Run",

@@ -1,17 +1,17 @@
 """The variable ledger: every user variable in the kernel, from birth to deprecation (DESIGN §8).
 
 The ledger is fed by the kernel's silent inspection after each cell (``observe``) and by stage
-reflections (``retain`` / ``deprecate``, the latter under guard G5). Prompts read a bounded,
-ranked slice of it (``prompt_slice``).
+reflections (``retain`` / ``deprecate``, the latter under guard G5). Prompts read a ranked view
+of it (``prompt_view``) that names every variable still in the kernel.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
-__all__ = ["VariableRecord", "VariableLedger", "Decision"]
+__all__ = ["VariableRecord", "VariableLedger", "LedgerView", "Decision"]
 
 ALIVE, RETAINED, DEPRECATED, DELETED = "alive", "retained", "deprecated", "deleted"
 
@@ -53,17 +53,39 @@ class VariableRecord:
         data["columns"] = tuple(tuple(c) for c in data.get("columns", ()))
         return cls(**data)
 
-    def describe(self, max_columns: int = 12) -> str:
-        """One line for a prompt: name, kind, size and a short repr or column list."""
+    def describe(self, max_columns: int = 12, in_use: Container[str] | None = None) -> str:
+        """One line for a prompt: name, kind, size, status and a short repr or column list.
+
+        ``in_use`` holds the steps and stages still to come: a ``retained`` note naming one
+        that is done is not shown as if it still applied.
+        """
         size = self.shape or (f"len {self.length}" if self.length is not None else "")
         head = f"- {self.name}: {self.kind}" + (f" [{size}]" if size else "")
-        if self.status == RETAINED and self.next_use:
-            head += f" (retained for {self.next_use})"
+        head += self.status_note(in_use)
         if self.columns:
             cols = ", ".join(f"{c}:{t}" for c, t in self.columns[:max_columns])
             more = len(self.columns) - max_columns
             return head + f" columns {cols}" + (f" (+{more} more)" if more > 0 else "")
         return head + (f" = {self.repr}" if self.repr else "")
+
+    def status_note(self, in_use: Container[str] | None = None) -> str:
+        """`` (retained for X)``, `` (DEPRECATED ...)`` or empty for a plain alive variable."""
+        if self.status == RETAINED:
+            current = self.next_use and (in_use is None or self.next_use in in_use)
+            return f" (retained for {self.next_use})" if current else " (retained)"
+        if self.status == DEPRECATED:
+            instead = f"use {self.replacement} instead" if self.replacement else "no replacement"
+            return f" (DEPRECATED by {self.deprecated_by}, still in the kernel; {instead})"
+        return ""
+
+
+@dataclass(frozen=True)
+class LedgerView:
+    """What prompts show of the ledger: ``lines`` as (name with status, description), ranked,
+    and ``deleted``: the names no longer in the kernel, each with why."""
+
+    lines: tuple[tuple[str, str], ...]
+    deleted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,39 +157,43 @@ class VariableLedger:
     def live(self) -> list[VariableRecord]:
         return [r for r in self.records.values() if r.status in (ALIVE, RETAINED)]
 
-    def prompt_slice(self, priority: Sequence[str] = (), budget_chars: int = 3_000) -> str:
-        """Alive and retained variables, ranked, within ``budget_chars``; deprecated as name → x."""
+    def in_kernel(self) -> list[VariableRecord]:
+        """Every variable still in the kernel: alive, retained and deprecated-but-kept."""
+        return [r for r in self.records.values() if r.status != DELETED]
+
+    def prompt_view(
+        self, priority: Sequence[str] = (), in_use: Container[str] | None = None
+    ) -> LedgerView:
+        """Every variable in the kernel as one line each, ranked (``priority`` names first,
+        then retained, then the most recently born), and the deleted ones by name.
+
+        Nothing is cut here: the prompt renderer drops whole lines from the end of ``lines``
+        when the prompt is over its budget, and lists the names it dropped.
+        """
         rank = {name: i for i, name in enumerate(priority)}
-        order = list(self.records)  # insertion order ~ birth order
+        order = {name: i for i, name in enumerate(self.records)}  # birth order
 
         def key(r: VariableRecord) -> tuple[int, int, int]:
             return (
                 rank.get(r.name, len(rank)),
-                0 if r.status == RETAINED else 1,
-                -order.index(r.name),
+                {RETAINED: 0, ALIVE: 1}.get(r.status, 2),
+                -order[r.name],
             )
 
-        lines, used, left_out = [], 0, 0
-        for rec in sorted(self.live(), key=key):
-            line = rec.describe()[:400]
-            if used + len(line) + 1 > budget_chars:
-                left_out += 1
+        ranked = sorted(self.in_kernel(), key=key)
+        lines = tuple((r.name + r.status_note(in_use), r.describe(in_use=in_use)) for r in ranked)
+        gone = []
+        for r in self.records.values():
+            if r.status != DELETED:
                 continue
-            lines.append(line)
-            used += len(line) + 1
-        if left_out:
-            lines.append(f"({left_out} more variables not shown)")
-        gone = [
-            r
-            for r in self.records.values()
-            if r.status == DEPRECATED or (r.status == DELETED and r.deprecated_by)
-        ]
-        if gone:
-            lines.append(
-                "deprecated: "
-                + ", ".join(f"{r.name} → {r.replacement or 'none'}" for r in gone[:20])
-            )
-        return "\n".join(lines) if lines else "(no variables yet)"
+            if r.deprecated_by:
+                why = f"deprecated by {r.deprecated_by}; " + (
+                    f"use {r.replacement} instead" if r.replacement else "no replacement"
+                )
+            else:
+                why = f"no longer in the kernel after {r.updated_by}"
+            gone.append(f"{r.name} ({why})")
+        return LedgerView(lines, tuple(gone))
 
     def get(self, name: str) -> VariableRecord | None:
         return self.records.get(name)

@@ -7,6 +7,7 @@ unknown-model and bad-request errors fail at once with a remedy.
 
 from __future__ import annotations
 
+import base64
 import os
 from typing import Any
 
@@ -19,6 +20,7 @@ from tenacity import (
 )
 
 from ..errors import LLMError
+from ..figures import MAX_FIGURES, downscaled_png
 from ..observation import Observation
 from ..prompts import RenderedPrompt
 from . import AgentReply
@@ -102,6 +104,7 @@ class LLMAgent:
         self.api_base = api_base
         self.run_id = run_id
         self.timeout = timeout
+        self._vision: bool | None = None
         lt = _litellm()
         try:
             lt.get_llm_provider(model, api_base=api_base)
@@ -123,7 +126,7 @@ class LLMAgent:
         }
         messages = [
             {"role": "system", "content": prompt.system},
-            {"role": "user", "content": prompt.user},
+            {"role": "user", "content": self._user_content(prompt, obs)},
         ]
 
         def call() -> Any:
@@ -169,6 +172,30 @@ class LLMAgent:
             llm_call=True,
             attempts=tuple(failures),
         )
+
+    def supports_vision(self) -> bool:
+        """Whether litellm's model map says the model takes images (unknown models: no)."""
+        if self._vision is None:
+            try:
+                self._vision = bool(_litellm().supports_vision(model=self.model))
+            except Exception:  # not in the map
+                self._vision = False
+        return self._vision
+
+    def _user_content(self, prompt: RenderedPrompt, obs: Observation) -> str | list[dict[str, Any]]:
+        """The user message; for a vision model, the behavior's figures (at most
+        ``MAX_FIGURES``, downscaled) follow the text as image parts. The text already holds a
+        note per figure, so a model without vision still knows what was drawn."""
+        pngs = [f.png for f in obs.figures if f.png][:MAX_FIGURES]
+        if not pngs or not self.supports_vision():
+            return prompt.user
+        parts: list[dict[str, Any]] = [{"type": "text", "text": prompt.user}]
+        for png in pngs:
+            data = base64.b64encode(downscaled_png(png)).decode("ascii")
+            parts.append(
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
+            )
+        return parts
 
     def _translate(self, exc: BaseException, tries: int) -> LLMError:
         lt = _litellm()

@@ -15,6 +15,11 @@ class Info:
     repr: str = "1"
 
 
+def _by_name(lines: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """Ledger view lines by variable name (a line's label is the name and its status)."""
+    return {label.split(" ")[0]: text for label, text in lines}
+
+
 def _state() -> WorkflowState:
     st = WorkflowState(run_id="r", problem_title="p", fsm_state="STEP_COMPLETED")
     st.stages = [
@@ -55,15 +60,28 @@ def test_g5_protects_required_variables():
     refused = st.ledger.deprecate("raw", "clean", "a", need)
     assert not refused.applied and "s2" in refused.reason
     assert st.ledger.deprecate("tmp", None, "a", need).applied
-    assert "tmp → none" in st.ledger.prompt_slice()
-    assert "- tmp" not in st.ledger.prompt_slice()
+    # deprecated with safe="false": still in the kernel, so still listed, as deprecated
+    view = _by_name(st.ledger.prompt_view().lines)
+    assert "DEPRECATED by a, still in the kernel; no replacement" in view["tmp"]
+    st.ledger.mark_deleted(["tmp"], "a/s1#9")
+    view = st.ledger.prompt_view()
+    assert "tmp" not in _by_name(view.lines)
+    assert view.deleted == ("tmp (deprecated by a; no replacement)",)
 
 
-def test_ledger_lifecycle_and_bounded_slice():
+def test_stale_retained_note_is_not_shown():
+    ledger = VariableLedger()
+    ledger.observe([Info("x")], "s/t#1")
+    ledger.retain("x", "t2")
+    assert "(retained for t2)" in ledger.prompt_view(in_use={"t2"}).lines[0][1]
+    assert ledger.prompt_view(in_use={"t3"}).lines[0][1].startswith("- x: int (retained)")
+
+
+def test_ledger_lifecycle_and_view_names_every_variable():
     ledger = VariableLedger()
     ledger.observe([Info(f"v{i}", repr="x" * 150) for i in range(200)], "s/t#1")
-    text = ledger.prompt_slice(budget_chars=2000)
-    assert len(text) < 2200 and "more variables not shown" in text
+    view = ledger.prompt_view()
+    assert len(view.lines) == 200 and set(_by_name(view.lines)) == {f"v{i}" for i in range(200)}
     ledger.observe([Info("v1", repr="changed")], "s/t#2")
     assert ledger.get("v1").updated_by == "s/t#2" and ledger.get("v1").created_by == "s/t#1"
     assert ledger.get("v2").status == "deleted"

@@ -92,7 +92,7 @@ class OfflineAnalyst:
 
     def _plays(self, obs: Observation) -> tuple[StagePlay, ...]:
         target, _ = self._target(obs)
-        return playbook(self._spec(obs).supervised, target)
+        return playbook(self._spec(obs).supervised, target, bool(obs.questions))
 
     def _step_play(self, obs: Observation) -> StepPlay:
         for stage in self._plays(obs):
@@ -106,7 +106,7 @@ class OfflineAnalyst:
         spec = self._spec(obs)
         root = E("stages")
         S(root, "title").text = spec.title
-        for stage in playbook(spec.supervised):
+        for stage in playbook(spec.supervised, asks=bool(obs.questions)):
             el = S(root, "stage", id=stage.id, title=stage.title)
             S(el, "goal").text = stage.goal
             _variables(el, "verified_artifacts", stage.artifacts)
@@ -155,7 +155,11 @@ class OfflineAnalyst:
         target, task = self._target(obs)
         spec = self._spec(obs)
         ctx = RecipeContext(
-            target=target, task=task, seed=obs.seed, variant=max(0, obs.iteration - 1)
+            target=target,
+            task=task,
+            seed=obs.seed,
+            variant=max(0, obs.iteration - 1),
+            questions=obs.questions,
         )
         root = E("actions")
         if play.id == "data_loading" and obs.iteration <= 1:

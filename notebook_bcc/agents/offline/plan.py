@@ -35,8 +35,11 @@ def _target_checks(target: str | None) -> tuple[str, ...]:
     return (f"{target!r} in clean_dataset.columns", f"clean_dataset[{target!r}].notna().all()")
 
 
-def playbook(supervised: bool, target: str | None = None) -> tuple[StagePlay, ...]:
-    """All stages, in order. ``target`` (once known) sharpens acceptance criteria."""
+def playbook(
+    supervised: bool, target: str | None = None, asks: bool = False
+) -> tuple[StagePlay, ...]:
+    """All stages, in order. ``target`` (once known) sharpens acceptance criteria; ``asks``
+    (the problem asks questions) adds ``final_answers`` to the summary."""
     loading = StepPlay(
         "data_loading",
         "Data Loading",
@@ -177,14 +180,16 @@ def playbook(supervised: bool, target: str | None = None) -> tuple[StagePlay, ..
                 ("final_model",),
             )
         )
+    answers = (("final_answers", "each question of the problem, answered or not"),)
     summary = StepPlay(
         "final_summary",
         "Summary",
-        "Write the closing summary with the real numbers.",
+        "Write the closing summary with the real numbers"
+        + ("; list the problem's questions in final_answers." if asks else "."),
         "final_summary",
-        (("analysis_summary", "markdown summary"),),
+        (("analysis_summary", "markdown summary"), *(answers if asks else ())),
         ("clean_dataset",),
-        ("len(analysis_summary) > 0",),
+        ("len(analysis_summary) > 0", *(("isinstance(final_answers, dict)",) if asks else ())),
         "Report-Agent",
     )
     stages.append(
@@ -193,7 +198,7 @@ def playbook(supervised: bool, target: str | None = None) -> tuple[StagePlay, ..
             "Communication",
             "Summarise what was done and found, quoting the numbers.",
             (summary,),
-            (("analysis_summary", "closing summary"),),
+            (("analysis_summary", "closing summary"), *(answers if asks else ())),
         )
     )
     return tuple(stages)

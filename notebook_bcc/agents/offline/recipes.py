@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from notebook_bcc.agents.offline import recipes_data, recipes_eda, recipes_model
 from notebook_bcc.agents.offline.recipes_data import HELPERS, RESULT_HELPERS
+from notebook_bcc.tables import READER_SOURCE
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class RecipeContext:
     task: str  # "classification" | "regression" | "eda"
     seed: int = 42
     variant: int = 0
+    questions: tuple[str, ...] = ()  # the problem's questions (final_answers keys)
 
 
 def fill(template: str, ctx: RecipeContext) -> str:
@@ -39,6 +41,7 @@ def fill(template: str, ctx: RecipeContext) -> str:
         template.replace("__TARGET__", repr(ctx.target))
         .replace("__TASK__", repr(ctx.task))
         .replace("__SEED__", str(int(ctx.seed)))
+        .replace("__QUESTIONS__", repr(list(ctx.questions)))
         .strip()
         + "\n"
     )
@@ -125,42 +128,16 @@ except Exception as exc:
 _bcc_result(_bcc_text + ".")
 """
 
-READ_V0 = r"""
+READ_V0 = (
+    r"""
 data_path = str(user_submit_files[0])
 data_ext = os.path.splitext(data_path)[1].lower()
 load_info = {"path": data_path, "encoding": None, "separator": None}
 
 
-def _bcc_read_delimited(path):
-    problems = []
-    for encoding in ("utf-8-sig", "latin-1"):
-        try:
-            with open(path, encoding=encoding, newline="") as handle:
-                sample = handle.read(200_000)
-            if len(sample) == 200_000:
-                sample = sample[: max(sample.rfind("\n"), sample.rfind("\r")) + 1] or sample
-            scores = {}
-            for sep in ["\t"] if data_ext == ".tsv" else [",", "\t", ";", "|"]:
-                if sep in sample:
-                    try:
-                        probe = pd.read_csv(io.StringIO(sample), sep=sep, nrows=200, skipinitialspace=True)
-                        scores[sep] = probe.shape[1]
-                    except (pd.errors.ParserError, ValueError, csv.Error):
-                        continue
-            sep = max(scores, key=scores.get) if scores else ","
-            try:
-                frame = pd.read_csv(path, sep=sep, encoding=encoding, skipinitialspace=True, low_memory=False)
-            except pd.errors.ParserError as exc:
-                print(f"Malformed lines ({exc}); re-reading with the python engine, skipping bad lines.")
-                load_info["skipped_bad_lines"] = True
-                frame = pd.read_csv(path, sep=sep, encoding=encoding, skipinitialspace=True,
-                                    engine="python", on_bad_lines="skip")
-            load_info.update(encoding=encoding, separator=sep)
-            return frame
-        except UnicodeDecodeError as exc:
-            problems.append(f"{encoding}: {exc}")
-    raise ValueError(f"Could not decode {path}: {problems}")
-
+"""
+    + READER_SOURCE.replace("def read_delimited(", "def _bcc_read_delimited(")
+    + r"""
 
 if data_ext in (".parquet", ".pq"):
     raw_dataset = pd.read_parquet(data_path)
@@ -169,10 +146,11 @@ elif data_ext in (".xlsx", ".xlsm", ".xls"):
 elif data_ext == ".json":
     raw_dataset = pd.read_json(data_path)
 else:
-    raw_dataset = _bcc_read_delimited(data_path)
+    raw_dataset = _bcc_read_delimited(data_path, load_info)
 print(f"Read {data_path}: {raw_dataset.shape[0]} rows x {raw_dataset.shape[1]} columns "
       f"(encoding={load_info['encoding']}, separator={load_info['separator']!r})")
 """
+)
 
 PROFILE_V0 = (
     r"""

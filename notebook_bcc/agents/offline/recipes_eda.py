@@ -597,8 +597,9 @@ except Exception:
 
 def final_summary(ctx: RecipeContext) -> Pairs:
     """A markdown summary built from the variables that exist in the kernel."""
+    answers = [(UNANSWERED_TEXT, UNANSWERED)] if ctx.questions else []
     if ctx.variant:
-        return [("Write a plain summary of what was done and measured.", SUMMARY_V1)]
+        return [("Write a plain summary of what was done and measured.", SUMMARY_V1), *answers]
     return [
         (
             "Summarise the analysis from the live results (not from memory): data size, "
@@ -606,5 +607,24 @@ def final_summary(ctx: RecipeContext) -> Pairs:
             "fitted, its cross-validated and hold-out scores and their stability. The text is "
             "kept in `analysis_summary`.",
             SUMMARY_V0,
-        )
+        ),
+        *answers,
     ]
+
+
+UNANSWERED_TEXT = (
+    "The problem asks specific questions. The offline analyst does not compute answers to "
+    "free-form questions, so `final_answers` lists each question as **not answered** rather "
+    "than guessing; the analysis above holds the material to answer them, and a model "
+    "(`--model`) can compute them."
+)
+
+UNANSWERED = r"""
+final_answers = {
+    question: {"value": None, "text": "not answered: the offline analyst does not compute answers to free-form questions"}
+    for question in __QUESTIONS__
+}
+for _bcc_q in final_answers:
+    print(f"- {_bcc_q} -> not answered")
+_bcc_result(f"{_bcc_count(len(final_answers), 'question')} listed in final_answers; the offline analyst answered none of them.")
+"""

@@ -1,0 +1,69 @@
+"""Figures a cell displayed: a one-line text note each, and the PNG for vision models.
+
+The note is what every reflector reads (size, and matplotlib's own description: the figure
+size and its number of axes); a model that supports images also gets the PNG, downscaled
+(``downscaled_png``), as an image part (``agents/llm.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import struct
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .observation import Figure
+
+__all__ = ["figures_in", "png_size", "downscaled_png", "MAX_FIGURES", "MAX_SIDE_PX"]
+
+MAX_FIGURES = 3  # image parts per request
+MAX_SIDE_PX = 768
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's IHDR chunk, or None when it is not a PNG."""
+    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def figures_in(outputs: Iterable[Mapping[str, Any]], first: int = 1) -> list[Figure]:
+    """The PNG figures among a cell's outputs, numbered from ``first``."""
+    found: list[Figure] = []
+    for out in outputs:
+        data = out.get("data") or {}
+        encoded = data.get("image/png")
+        if not encoded:
+            continue
+        try:
+            png = base64.b64decode("".join(encoded) if isinstance(encoded, list) else encoded)
+        except (binascii.Error, ValueError):
+            continue
+        size = png_size(png)
+        text = data.get("text/plain", "")
+        text = "".join(text) if isinstance(text, list) else str(text)
+        note = f"figure {first + len(found)}: " + (f"{size[0]}x{size[1]} px PNG" if size else "PNG")
+        if text.strip():
+            note += f", {' '.join(text.split())[:120]}"
+        found.append(Figure(note, png))
+    return found
+
+
+def downscaled_png(png: bytes, max_side: int = MAX_SIDE_PX) -> bytes:
+    """The PNG scaled so its longer side is at most ``max_side`` pixels (unchanged if smaller
+    or unreadable)."""
+    size = png_size(png)
+    if size is None or max(size) <= max_side:
+        return png
+    try:
+        from PIL import Image  # noqa: PLC0415 - pillow comes with matplotlib; only vision needs it
+    except ImportError:
+        return png
+    with Image.open(io.BytesIO(png)) as image:
+        image.thumbnail((max_side, max_side))
+        out = io.BytesIO()
+        image.save(out, format="PNG", optimize=True)
+    return out.getvalue()

@@ -1,0 +1,104 @@
+"""A bounded preview of each data file, for the planners: columns, dtypes, missing counts and
+a few rows, read with the same reader as the notebook's loading cell (:mod:`tables`).
+
+At most ``MAX_ROWS`` rows of a table are read, so a large file costs the ``bcc`` process
+little memory; the preview says so. Other files show their size and first lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .tables import read_delimited
+
+__all__ = ["preview_files", "preview_file"]
+
+MAX_ROWS = 5_000  # rows read for the dtypes and missing counts
+SHOW_ROWS = 3
+MAX_COLUMNS = 80  # columns described one per line; the rest are named on one line
+CELL_CHARS = 40
+TEXT_TABLES = (".csv", ".tsv", ".txt", ".dat", ".tab")
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def _lines(path: Path, cap: int = 200_000_000) -> tuple[int, bool]:
+    """Newlines in the first ``cap`` bytes, and whether the file is longer than that."""
+    count, read = 0, 0
+    with path.open("rb") as handle:
+        while read < cap:
+            block = handle.read(1 << 20)
+            if not block:
+                return count, False
+            count += block.count(b"\n") or (block.count(b"\r") if count == 0 else 0)
+            read += len(block)
+    return count, True
+
+
+def _cell(value: object) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+
+
+def _table(path: Path, name: str) -> str:
+    info: dict[str, object] = {}
+    frame = read_delimited(str(path), info, nrows=MAX_ROWS)
+    lines_in_file, more = _lines(path)
+    bounded = len(frame) >= MAX_ROWS
+    head = [
+        f"### {name} ({_size(path.stat().st_size)}, "
+        f"{'over ' if more else ''}{lines_in_file:,} lines)",
+        f"read as a table: encoding {info.get('encoding')}, separator {info.get('separator')!r}; "
+        + (
+            f"the first {MAX_ROWS:,} rows were read for this preview"
+            if bounded
+            else f"{len(frame):,} rows x {frame.shape[1]} columns"
+        ),
+        f"columns ({frame.shape[1]}): name: dtype, missing values"
+        + (f" in the first {MAX_ROWS:,} rows" if bounded else ""),
+    ]
+    cols = list(frame.columns)
+    missing = frame.isna().sum()
+    for col in cols[:MAX_COLUMNS]:
+        head.append(f"- {col}: {frame[col].dtype}, {int(missing[col])} missing")
+    if len(cols) > MAX_COLUMNS:
+        rest = ", ".join(str(c) for c in cols[MAX_COLUMNS:])
+        head.append(f"- {len(cols) - MAX_COLUMNS} more columns: {rest}")
+    rows = frame.head(SHOW_ROWS).map(_cell) if len(frame) else frame
+    head.append(f"first {min(SHOW_ROWS, len(frame))} rows (CSV):")
+    head.append(rows.to_csv(index=False).strip())
+    return "\n".join(head)
+
+
+def _text(path: Path, name: str) -> str:
+    with path.open("rb") as handle:
+        first = handle.read(2_000)
+    if b"\x00" in first:
+        return f"### {name} ({_size(path.stat().st_size)}, binary: no text preview)"
+    text = first.decode("utf-8", "replace").splitlines()[:8]
+    return "\n".join(
+        [f"### {name} ({_size(path.stat().st_size)}); first lines:", *(t[:200] for t in text)]
+    )
+
+
+def preview_file(path: Path, name: str) -> str:
+    """The preview of one file; never raises (a file that will not read says why)."""
+    try:
+        if path.suffix.lower() in TEXT_TABLES:
+            return _table(path, name)
+        return _text(path, name)
+    except (OSError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        return f"### {name}: could not be previewed ({type(exc).__name__}: {_cell(exc)})"
+
+
+def preview_files(root: Path, files: tuple[str, ...]) -> tuple[str, ...]:
+    """Previews of ``files`` (paths relative to the run directory ``root``)."""
+    return tuple(preview_file(root / f, f) for f in files)
