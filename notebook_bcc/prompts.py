@@ -51,9 +51,11 @@ class History:
     drop_from_end: bool = False  # ranked lists lose their last items; histories their oldest
     dropped: tuple[str, ...] = ()
     joiner: str = "\n"
+    prefix: str = ""
 
     def text(self) -> str:
         body = self.joiner.join(t for _, t in self.items)
+        body = self.prefix + body if body else body
         if not self.dropped:
             return body or self.empty
         note = (
@@ -64,8 +66,7 @@ class History:
 
     def drop_one(self) -> History:
         i = len(self.items) - 1 if self.drop_from_end else 0
-        label = self.items[i][0]
-        dropped = (*self.dropped, label) if self.drop_from_end else (label, *self.dropped)
+        dropped = (*self.dropped, self.items[i][0])
         return replace(self, items=self.items[:i] + self.items[i + 1 :], dropped=dropped)
 
 
@@ -174,9 +175,17 @@ def _protected(obs: Observation) -> str:
     return "\n".join(f"- {n}: {why}" for n, why in obs.protected) or "(none)"
 
 
-def _deleted(obs: Observation) -> str:
-    gone = obs.ledger_view.deleted
-    return ("Deleted from the kernel (do not use): " + "; ".join(gone)) if gone else ""
+def _deleted(obs: Observation) -> History:
+    """Names no longer in the kernel; the oldest go first when the prompt is over budget."""
+    items = tuple((g.split(" ", 1)[0], g) for g in obs.ledger_view.deleted)
+    return History(
+        items,
+        "deleted variables",
+        "",
+        rank=0,
+        joiner="; ",
+        prefix="Deleted from the kernel (do not use): ",
+    )
 
 
 # -- history, trimmed whole items at a time -----------------------------------------------

@@ -1,0 +1,201 @@
+"""What each agent is shown (issue 11), through the real CLI and the real litellm path against
+``tests.fakellm.FakeLLM`` on 127.0.0.1, with a real kernel.
+
+One scripted two-stage run (module fixture) drives every check: a 6,000-character behavior
+task, a cell that prints a marker and draws a figure, a ``safe="false"`` deprecation, and
+``final_answers`` computed in the kernel for the problem's two questions. The model is named
+``openai/gpt-4o`` so that litellm's model map says it takes images.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.fakellm import FakeLLM, Request
+from tests.integration.test_llm import bcc
+
+pytestmark = pytest.mark.timeout(240)
+
+MODEL = "openai/gpt-4o"
+QUESTIONS = ("How many widgets are there?", "What is the largest width?")
+PROBLEM = (
+    "# Widgets\n\nSome widgets were measured. Answer these questions:\n\n"
+    + "\n".join(f"{i}. {q}" for i, q in enumerate(QUESTIONS, 1))
+    + "\n"
+)
+#: a task far longer than any earlier per-field bound, with a distinct end
+LONG_TASK = ("Measure the widgets carefully, column by column. " * 130)[:5_980] + " END-OF-TASK"
+MARKER = "MARKER-OUTPUT-7731"
+
+STAGES = """<stages><title>Widgets</title>
+<stage id="measure" title="Measure"><goal>Measure. Artifacts: widths.</goal>
+<verified_artifacts><variable name="widths">Series</variable></verified_artifacts></stage>
+<stage id="answer" title="Answer"><goal>Answer. Artifacts: final_answers.</goal>
+<verified_artifacts><variable name="final_answers">dict</variable></verified_artifacts></stage>
+<focus>FOCUS-OF-THE-PLAN</focus></stages>"""
+CODE_MEASURE = f"""
+import pandas as pd
+import matplotlib.pyplot as plt
+frame = pd.read_csv(user_submit_files[0])
+widths = frame["width"]
+tmp = 1
+print("{MARKER}", len(frame))
+fig, ax = plt.subplots(figsize=(4, 3))
+ax.hist(widths)
+ax.set_title("Widths")
+plt.show()
+"""
+CODE_ANSWER = f"""
+final_answers = {{
+    {QUESTIONS[0]!r}: {{"value": int(len(frame)), "text": "rows in the table"}},
+    {QUESTIONS[1]!r}: {{"value": float(widths.max()), "text": "largest width"}},
+}}
+"""
+
+
+def _stage_no(req: Request) -> int:
+    return 2 if "answer" in req.headers.get("x-bcc-location", "").split("/")[0] else 1
+
+
+def policy(req: Request) -> str:
+    event, second = req.transition, _stage_no(req) == 2
+    step = "respond" if second else "read"
+    art = "final_answers" if second else "widths"
+    if event == "START_WORKFLOW":
+        return STAGES
+    if event == "START_STEP":
+        return (
+            f'<steps><step id="{step}" title="T"><goal>g</goal><verified_artifacts>'
+            f'<variable name="{art}">x</variable></verified_artifacts></step>'
+            "<focus>FOCUS-OF-THE-STAGE</focus></steps>"
+        )
+    if event == "START_BEHAVIOR":
+        task = "Answer from the kernel." if second else LONG_TASK
+        return (
+            f'<behavior id="{step}_b1" step_id="{step}"><agent>Explore-Agent</agent>'
+            f'<task>{task}</task><outputs><artifact name="{art}">x</artifact></outputs>'
+            f"<acceptance><criterion>{art} is not None</criterion></acceptance></behavior>"
+        )
+    if event == "COMPLETE_ACTION":
+        code = CODE_ANSWER if second else CODE_MEASURE
+        return f"<actions><add-text>Do it.</add-text><add-code2run><![CDATA[{code}]]></add-code2run></actions>"
+    if event == "COMPLETE_STEP":
+        return (
+            '<reflection current_step_is_complete="true"><evaluation><goal_achievement>'
+            "<status>achieved</status><reasoning>REFLECTOR-REASONING</reasoning></goal_achievement>"
+            "</evaluation><decision><next_state>STEP_COMPLETED</next_state><reasoning>done</reasoning>"
+            "</decision><comment>REFLECTOR-COMMENT</comment></reflection>"
+        )
+    if event == "COMPLETE_STAGE":
+        deprecate = (
+            ""
+            if second
+            else '<deprecate><variable name="tmp" safe="false">not needed</variable></deprecate>'
+        )
+        return (
+            f'<stage_reflection stage_is_complete="true"><step_evaluation><step_id>{step}</step_id>'
+            "<completion_status>complete</completion_status><key_findings>"
+            '<finding priority="high">FINDING-WITH-NUMBERS 4 widgets</finding></key_findings>'
+            "</step_evaluation><decision><next_state>STAGE_COMPLETED</next_state>"
+            f"<reasoning>r</reasoning></decision><variable_management>{deprecate}"
+            "</variable_management><stage_experience>LESSON-ONE\nLESSON-TWO</stage_experience>"
+            "</stage_reflection>"
+        )
+    raise AssertionError(event)
+
+
+@dataclass
+class Seen:
+    run: Path
+    requests: list[Request]
+    returncode: int
+    stderr: str
+
+    def users(self, event: str) -> list[str]:
+        out = []
+        for r in self.requests:
+            if r.transition != event:
+                continue
+            content = r.messages[-1]["content"]
+            out.append(content if isinstance(content, str) else content[0]["text"])
+        return out
+
+
+@pytest.fixture(scope="module")
+def seen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seen]:
+    tmp = tmp_path_factory.mktemp("seen")
+    problem, data = tmp / "problem.md", tmp / "widgets.csv"
+    problem.write_text(PROBLEM)
+    data.write_text("id,width\n1,2.5\n2,3.5\n3,1.0\n4,7.25\n")
+    with FakeLLM(policy=policy) as fake:
+        proc, _, _ = bcc(
+            "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
+            "--out", str(tmp / "run"), "--quiet",
+        )  # fmt: skip
+        yield Seen(tmp / "run", list(fake.requests), proc.returncode, proc.stderr)
+
+
+def test_run_completes(seen: Seen) -> None:
+    assert seen.returncode == 0, seen.stderr
+
+
+def test_a_long_task_reaches_the_action_generator_and_the_reflector_whole(seen: Seen) -> None:
+    for event in ("COMPLETE_ACTION", "COMPLETE_STEP"):
+        first = seen.users(event)[0]
+        assert LONG_TASK in first, event
+        assert "chars omitted" not in first and "left out" not in first
+
+
+def test_the_stage_reflector_sees_the_steps_output_and_the_reflectors_words(seen: Seen) -> None:
+    prompt = seen.users("COMPLETE_STAGE")[0]
+    assert MARKER in prompt
+    assert "REFLECTOR-COMMENT" in prompt and "REFLECTOR-REASONING" in prompt
+    assert "figure 1:" in prompt  # the figure's note
+
+
+def test_the_first_step_planner_sees_the_parameters_and_the_data(seen: Seen) -> None:
+    prompt = seen.users("START_STEP")[0]
+    assert "- user_submit_files: list [len 1] = ['assets/widgets.csv']" in prompt
+    assert "(no variables yet)" not in prompt
+    assert "- width: float64, 0 missing" in prompt  # the data preview
+
+
+def test_the_next_stage_sees_focus_findings_lessons_and_no_stale_behavior(seen: Seen) -> None:
+    prompt = seen.users("START_STEP")[1]
+    assert "FOCUS-OF-THE-PLAN" in prompt
+    assert "FINDING-WITH-NUMBERS 4 widgets" in prompt and "REFLECTOR-COMMENT" in prompt
+    assert "- [measure] LESSON-ONE\n  LESSON-TWO" in prompt  # a lesson stays one bullet
+    assert "read_b1" not in prompt and "Behavior `" not in prompt
+    action = seen.users("COMPLETE_ACTION")[1]
+    assert "FOCUS-OF-THE-PLAN" in action and "FOCUS-OF-THE-STAGE" in action
+
+
+def test_a_deprecated_but_kept_variable_is_listed_as_such(seen: Seen) -> None:
+    prompt = seen.users("START_STEP")[1]
+    line = next(ln for ln in prompt.splitlines() if ln.startswith("- tmp:"))
+    assert "DEPRECATED by measure, still in the kernel" in line
+
+
+def test_an_image_part_reaches_a_vision_model(seen: Seen) -> None:
+    reflect = [r for r in seen.requests if r.transition == "COMPLETE_STEP"]
+    content = reflect[0].messages[-1]["content"]
+    assert isinstance(content, list) and content[0]["type"] == "text"
+    images = [p for p in content if p["type"] == "image_url"]
+    assert len(images) == 1 and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert isinstance(reflect[1].messages[-1]["content"], str)  # no figure, plain text
+
+
+def test_answers_come_from_the_kernel_and_are_reproduced(seen: Seen) -> None:
+    summary = json.loads((seen.run / "summary.json").read_text())
+    got = {a["question"]: a["value"] for a in summary["answers"]}
+    assert got == {QUESTIONS[0]: 4, QUESTIONS[1]: 7.25}
+    assert summary["verification"]["status"] == "passed"
+    assert summary["verification"]["results"] == "reproduced"
+    md = (seen.run / "summary.md").read_text()
+    assert "## Answers" in md and f"1. {QUESTIONS[0]} **4**" in md
+    assert f"2. {QUESTIONS[1]} **7.25**" in md

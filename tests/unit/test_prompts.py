@@ -1,0 +1,106 @@
+"""Prompt rendering (issue 11): decision text whole, one budget, history trimmed whole items
+at a time and named, every variable in the kernel named."""
+
+from __future__ import annotations
+
+from notebook_bcc.observation import Attempt, CellFact, Observation, StageView, StepView
+from notebook_bcc.payloads import BehaviorPayload, VariableSpec
+from notebook_bcc.prompts import PROMPT_BUDGET_CHARS, render
+from notebook_bcc.variables import LedgerView
+
+STEP = StepView("fit", "Fit", "Fit the model on the training split.", "running", ("model",))
+STAGE = StageView("modelling", "Modelling", "Model it.", "running", ("model",), (), (STEP,))
+
+
+def _ledger(n: int, repr_chars: int) -> LedgerView:
+    lines = tuple(
+        (f"v{i:03d}", f"- v{i:03d}: dict [len 3] = {{'k': '{'x' * repr_chars}'}}") for i in range(n)
+    )
+    return LedgerView(lines, ("old (deprecated by s; use new instead)",))
+
+
+def _obs(event: str, **kw: object) -> Observation:
+    behavior = BehaviorPayload(
+        "fit_b1", "fit", "Model-Agent", kw.pop("task", "Fit it."), (), (VariableSpec("model"),),
+        ("model is not None",),
+    )  # fmt: skip
+    base = dict(
+        event=event,
+        problem="Predict `y`.",
+        files=("assets/d.csv",),
+        location="modelling/fit/fit_b1",
+        iteration=1,
+        stages=(STAGE,),
+        behavior=behavior,
+    )
+    return Observation(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def test_a_small_prompt_is_not_trimmed() -> None:
+    prompt = render(_obs("COMPLETE_ACTION", ledger_view=_ledger(3, 10)))
+    assert prompt.omitted == () and "left out" not in prompt.user
+    assert (
+        "Deleted from the kernel (do not use): old (deprecated by s; use new instead)"
+        in prompt.user
+    )
+
+
+def test_a_huge_ledger_is_trimmed_to_the_budget_and_keeps_every_name() -> None:
+    prompt = render(_obs("COMPLETE_ACTION", ledger_view=_ledger(400, 300)))
+    assert prompt.size <= PROMPT_BUDGET_CHARS
+    assert prompt.omitted  # some details went
+    for i in range(400):
+        assert f"v{i:03d}" in prompt.user  # by its line or in the note that lists what went
+    assert "variables' details (still in the kernel) left out to keep this prompt" in prompt.user
+    kept = [ln for ln in prompt.user.splitlines() if ln.startswith("- v")]
+    assert kept and kept[0].startswith("- v000")  # the top-ranked variables keep their details
+    assert all(ln.endswith("'}") for ln in kept)  # whole lines only
+
+
+def test_decision_text_is_never_cut_even_past_the_budget() -> None:
+    task = "word " * 20_000  # 100,000 characters: more than the whole budget
+    prompt = render(_obs("COMPLETE_ACTION", task=task.strip(), ledger_view=_ledger(50, 300)))
+    assert task.strip() in prompt.user
+    assert "chars omitted" not in prompt.user
+    assert all(label.startswith(("ledger:", "deleted:")) for label in prompt.omitted)
+
+
+def test_earlier_attempts_are_dropped_oldest_first_and_named() -> None:
+    attempts = tuple(
+        Attempt(f"fit_b{i}", i, "t", (CellFact("error", "x" * 3_000, "ValueError", "bad"),), (), "retry", "why")
+        for i in range(1, 60)
+    )  # fmt: skip
+    prompt = render(_obs("COMPLETE_STAGE", attempts=attempts))
+    assert prompt.size <= PROMPT_BUDGET_CHARS
+    assert (
+        "earlier attempts left out to keep this prompt within its budget: fit_b1, fit_b2"
+        in prompt.user
+    )
+    assert "#### fit_b59 (iteration 59)" in prompt.user  # the latest stays
+
+
+def test_lessons_are_whole_bullets_and_flag_deleted_variables() -> None:
+    view = LedgerView((), ("raw_dataset (deprecated by s; use clean instead)",))
+    obs = _obs(
+        "START_STEP",
+        lessons=(("load", "raw_dataset has 3 bad rows.\nUse latin-1."),),
+        ledger_view=view,
+    )
+    prompt = render(obs)
+    assert (
+        "- [load] raw_dataset has 3 bad rows.\n  Use latin-1. "
+        "(since deleted from the kernel: raw_dataset)" in prompt.user
+    )
+
+
+def test_every_template_lists_the_allowed_values_and_shows_every_element() -> None:
+    reflection = render(_obs("COMPLETE_STEP")).system
+    for text in ("complete | partial | missing", "achieved | partial | not_achieved",
+                 "<recommendations_for_next>", "<acceptance_validation>"):  # fmt: skip
+        assert text in reflection
+    stage = render(_obs("COMPLETE_STAGE")).system
+    for text in ("<deprecate>", "<stage_experience>", "<pcs_check>", "high |", 'safe="false"'):
+        assert text in stage
+    behavior = render(_obs("START_BEHAVIOR")).system
+    assert "Explore-Agent`, `Clean-Agent`" in behavior and "kernel's user namespace" in behavior
+    assert "final_answers" in render(_obs("START_WORKFLOW")).system
