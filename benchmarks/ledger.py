@@ -53,7 +53,7 @@ def inspection_ratio(tmp: Path) -> tuple[float, int]:
             inspections.append(time.perf_counter() - start)
     ledger = VariableLedger()
     ledger.observe(infos, "bench")
-    section = ledger.prompt_slice(["big"])
+    section = "\n".join(text for _, text in ledger.prompt_view(["big"]).lines)
     print(f"variables inspected: {len(infos)}")
     return statistics.median(inspections) / statistics.median(trivial), len(section)
 

@@ -22,7 +22,23 @@ _MAX_VARS = 500
 _MAX_COLS = 40
 _REPR_CHARS = 600
 
-_short = _reprlib.Repr()
+class _OrderedRepr(_reprlib.Repr):
+    # reprlib sorts dict keys; a ledger must show them in the order the code made them
+    def repr_dict(self, x, level):
+        n = len(x)
+        if n == 0:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        items = []
+        for key in list(x)[: self.maxdict]:
+            items.append(f"{self.repr1(key, level - 1)}: {self.repr1(x[key], level - 1)}")
+        if n > self.maxdict:
+            items.append("...")
+        return "{" + ", ".join(items) + "}"
+
+
+_short = _OrderedRepr()
 _short.maxlevel = 2
 _short.maxstring = _short.maxother = _short.maxlong = 160
 _short.maxdict = _short.maxlist = _short.maxtuple = 20

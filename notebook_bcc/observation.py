@@ -59,6 +59,7 @@ class CellFact:
     error_name: str | None = None
     error_value: str | None = None
     figures: tuple[str, ...] = ()  # one text note per figure the cell displayed
+    code: str = ""  # the cell's source, for the behavior reflector
 
 
 @dataclass(frozen=True)

@@ -189,17 +189,19 @@ def _deleted(obs: Observation) -> History:
 
 
 # -- history, trimmed whole items at a time -----------------------------------------------
-def _cell_text(i: int, cell: CellFact) -> str:
+def _cell_text(i: int, cell: CellFact, with_code: bool = False) -> str:
     head = f"cell {i}: {cell.status}"
     if cell.error_name:
         head += f" — {cell.error_name}: {cell.error_value or ''}"
+    if with_code and cell.code.strip():
+        head += f"\ncode:\n```python\n{cell.code.strip()}\n```\noutput:"
     body = cell.excerpt.strip()
     figs = "".join(f"\n[figure] {f}" for f in cell.figures)
     return f"{head}\n{body}{figs}" if body else head + figs
 
 
 def _cells(cells: tuple[CellFact, ...], empty: str) -> History:
-    items = tuple((f"cell {i}", _cell_text(i, c)) for i, c in enumerate(cells, 1))
+    items = tuple((f"cell {i}", _cell_text(i, c, with_code=True)) for i, c in enumerate(cells, 1))
     return History(items, "cells' output", empty, rank=4, joiner="\n\n")
 
 

@@ -619,7 +619,7 @@ class Runner:
             log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)
             shown = figures_in(outcome.outputs, first=len(figures) + 1)
             figures += shown
-            facts.append(asdict(fact_from(outcome, tuple(f.note for f in shown))))
+            facts.append(asdict(fact_from(outcome, tuple(f.note for f in shown), action.content)))
             if outcome.status == "ok":
                 self._flush_texts(texts, tag)
                 self.doc.add_code(action.content, tag, outcome.outputs, outcome.execution_count)
@@ -889,7 +889,7 @@ def _plan_record(cls: type[Any], spec: Any) -> Any:
     )
 
 
-def fact_from(outcome: CellOutcome, figures: tuple[str, ...] = ()) -> CellFact:
+def fact_from(outcome: CellOutcome, figures: tuple[str, ...] = (), code: str = "") -> CellFact:
     return CellFact(
-        outcome.status, outcome.excerpt, outcome.error_name, outcome.error_value, figures
+        outcome.status, outcome.excerpt, outcome.error_name, outcome.error_value, figures, code
     )
