@@ -144,14 +144,38 @@ def check_ns(request):
 
 
 def delete_ns(request):
+    # Delete each name. Its object's hidden references (Out history, _N, the displayhook) go
+    # too, so the memory is freed, unless another user name still holds the same object:
+    # IPython's del_var(name) would delete every name bound to it (a loop variable deprecated
+    # after its last iteration would take the list element's own name with it).
     import gc
 
     shell = _shell()
+    spaces = list(shell.all_ns_refs)  # user_ns, the user module's globals, hidden names
+    obj = None
     for name in _json.loads(request):
-        try:
-            shell.del_var(name)
-        except Exception:
-            pass
+        if name.startswith("_") or name in _SKIP or name not in shell.user_ns:
+            continue
+        obj = shell.user_ns[name]
+        for space in spaces:
+            if space.get(name, None) is obj:
+                del space[name]
+        if any(
+            o is obj
+            for space in spaces
+            for n, o in space.items()
+            if not n.startswith("_") and n not in _SKIP
+        ):
+            continue
+        for space in [*spaces, shell.history_manager.output_hist]:
+            for key in [k for k, o in space.items() if o is obj]:
+                del space[key]
+        if getattr(shell.last_execution_result, "result", None) is obj:
+            shell.last_execution_result = None
+        for attr in ("_", "__", "___"):
+            if getattr(shell.displayhook, attr, None) is obj:
+                setattr(shell.displayhook, attr, None)
+    del obj
     gc.collect()
     return _json.dumps({"ok": True})
 

@@ -162,6 +162,12 @@ def _attempt(entry: dict[str, Any]) -> Attempt:
     )
 
 
+def _protected(s: WorkflowState) -> tuple[tuple[str, str], ...]:
+    """Variables in the kernel that guard G5 will not let anyone deprecate, and why."""
+    alive = {r.name for r in s.ledger.in_kernel()}
+    return tuple((n, why) for n, why in s.remaining_required().items() if n in alive)
+
+
 #: what each event is shown of the current position and the step's history
 _SEES_BEHAVIOR = ("COMPLETE_ACTION", "COMPLETE_STEP")
 _SEES_CELLS = ("COMPLETE_STEP",)
@@ -253,5 +259,5 @@ def observe(
         data_preview=data_preview,
         attempts=attempts,
         figures=figures if event == "COMPLETE_STEP" else (),
-        protected=tuple(s.remaining_required().items()) if event == "COMPLETE_STAGE" else (),
+        protected=_protected(s) if event == "COMPLETE_STAGE" else (),
     )

@@ -124,6 +124,12 @@ def _focus(obs: Observation) -> str:
     return "\n".join(parts) or "(none given)"
 
 
+def _needs(obs: Observation, names: tuple[str, ...]) -> str:
+    """Required variables, each marked when it is no longer in the kernel."""
+    gone = {g.split(" ", 1)[0] for g in obs.ledger_view.deleted}
+    return ", ".join(f"{n} (deleted since)" if n in gone else n for n in names)
+
+
 def _current(obs: Observation) -> str:
     parts = []
     if obs.stage:
@@ -132,14 +138,14 @@ def _current(obs: Observation) -> str:
         if s.verified_artifacts:
             parts.append("Stage artifacts: " + ", ".join(s.verified_artifacts))
         if s.required_variables:
-            parts.append("Stage needs: " + ", ".join(s.required_variables))
+            parts.append("Stage needs: " + _needs(obs, s.required_variables))
     if obs.step:
         t = obs.step
         parts.append(f"Step `{t.id}` — {t.title}\nGoal: {t.goal}")
         if t.verified_artifacts:
             parts.append("Step artifacts: " + ", ".join(t.verified_artifacts))
         if t.required_variables:
-            parts.append("Step needs: " + ", ".join(t.required_variables))
+            parts.append("Step needs: " + _needs(obs, t.required_variables))
     if obs.behavior:
         b = obs.behavior
         parts.append(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .results import RESULT_NAMES
 from .variables import VariableLedger
 
 __all__ = ["SCHEMA_VERSION", "StepRecord", "StageRecord", "Counters", "Usage", "WorkflowState"]
@@ -151,6 +152,8 @@ class WorkflowState:
         if self.stage:
             for name in self.stage.verified_artifacts:
                 need.setdefault(name, f"verified artifact of stage {self.stage.id}")
+        for name in RESULT_NAMES:
+            need.setdefault(name, "a result the runner reads at the end of the run")
         return need
 
     # -- JSON -----------------------------------------------------------------------------

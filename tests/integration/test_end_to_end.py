@@ -101,6 +101,36 @@ def test_example_runs_offline_to_completion(example: Path, tmp_path: Path):
         metrics = summary["artifacts"]["final_metrics"]
         assert set(metrics) >= FINAL_METRICS_KEYS
         assert metrics["cv_mean"] > metrics["baseline_score"]
+        assert summary["key_results"] == metrics
+        assert summary["verification"]["results"] == "reproduced"
+        md = (out / "summary.md").read_text()
+        assert f"- cv_mean: {metrics['cv_mean']}" in md.split("## Key results")[1]
+
+
+def test_offline_lists_the_questions_it_cannot_answer(tmp_path: Path):
+    example = ROOT / "examples" / "penguins"
+    problem = tmp_path / "problem.md"
+    problem.write_text(
+        "# Penguin questions\n\n1. How many penguins were measured?\n"
+        "2. Which island has the heaviest penguins on average?\n"
+    )
+    out = tmp_path / "run"
+    proc = run_bcc(
+        "run", str(problem), str(example / "penguins.csv"), "--out", str(out), "--quiet"
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = check_run_dir(out)
+    assert [a["question"] for a in summary["answers"]] == [
+        "How many penguins were measured?",
+        "Which island has the heaviest penguins on average?",
+    ]
+    assert not any(a["answered"] for a in summary["answers"])
+    md = (out / "summary.md").read_text()
+    assert "1. How many penguins were measured? *not answered* (the offline analyst" in md
+    status = run_bcc("status", str(out))
+    assert "answer    2. Which island has the heaviest penguins on average? -> not answered" in (
+        status.stdout
+    )
 
 
 SHARED_FILES = [row["file"] for row in manifest()] or ["penguins_raw.csv"]

@@ -169,6 +169,20 @@ def test_delete_removes_names(session: KernelSession) -> None:
     assert session.check(["doomed"], []).artifacts == (("doomed", False),)
 
 
+def test_delete_frees_the_object_but_never_another_name_bound_to_it(
+    session: KernelSession,
+) -> None:
+    session.run_cell(
+        "import weakref\nclass Box:\n    pass\n"
+        "shown = Box()\nprobe = weakref.ref(shown)\nshown"  # Out history holds it too
+    )
+    session.run_cell("X_test = Box()\nfor part in [X_test]:\n    pass")  # part is X_test
+    session.delete(["shown", "part"])
+    report = session.check(["shown", "part", "X_test"], ["probe() is None"])
+    assert report.artifacts == (("shown", False), ("part", False), ("X_test", True))
+    assert report.criteria[0][1] == "passed"  # nothing holds the displayed object any more
+
+
 def test_timeout_interrupts_and_kernel_survives(fresh: KernelSession) -> None:
     fresh.run_cell("kept = 41")
     started = time.monotonic()
