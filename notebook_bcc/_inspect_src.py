@@ -125,7 +125,23 @@ def inspect_ns(request):
             out.append({"name": name, "kind": type(value).__name__, "shape": None,
                         "length": None, "columns": [], "bytes": 0,
                         "repr": f"<unavailable: {type(exc).__name__}>"})
-    return _json.dumps({"vars": out, "total": len(items)})
+    return _json.dumps({"vars": out, "total": len(items), "code": _code_names(_shell())})
+
+
+def _code_names(shell):
+    # modules ("pd" -> "pandas") and functions or classes the user can call, by name
+    hidden = shell.user_ns_hidden
+    missing = object()
+    modules, callables = [], []
+    for name, value in sorted(shell.user_ns.items()):
+        if name.startswith("_") or name in _SKIP or hidden.get(name, missing) is value:
+            continue
+        if isinstance(value, _types.ModuleType):
+            modules.append([name, value.__name__])
+        elif _is_code(value):
+            where = getattr(value, "__module__", None) or ""
+            callables.append([name, "" if where == "__main__" else str(where)])
+    return {"modules": modules[:_MAX_VARS], "callables": callables[:_MAX_VARS]}
 
 
 def check_ns(request):

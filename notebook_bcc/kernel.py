@@ -149,6 +149,15 @@ class VariableInfo:
 
 
 @dataclass(frozen=True)
+class Namespace:
+    """One inspection of the user namespace."""
+
+    variables: tuple[VariableInfo, ...]
+    modules: tuple[tuple[str, str], ...] = ()  # (name, module), e.g. ("pd", "pandas")
+    callables: tuple[tuple[str, str], ...] = ()  # (name, defining module; "" for the notebook's)
+
+
+@dataclass(frozen=True)
 class CheckReport:
     artifacts: tuple[tuple[str, bool], ...]
     criteria: tuple[tuple[str, str, str], ...]
@@ -474,10 +483,19 @@ class KernelSession:
 
     def inspect(self, timeout: float = 30) -> tuple[VariableInfo, ...]:
         """Summaries of the user's data variables (no modules, callables, types or _names)."""
+        return self.inspect_namespace(timeout).variables
+
+    def inspect_namespace(self, timeout: float = 30) -> Namespace:
+        """The user's data variables, and the modules and callables they can use, by name."""
         data = self._call_helper("inspect_ns", None, timeout)
-        return tuple(
-            VariableInfo(**{**v, "columns": tuple((c, t) for c, t in v["columns"])})
-            for v in data["vars"]
+        code = data.get("code", {})
+        return Namespace(
+            tuple(
+                VariableInfo(**{**v, "columns": tuple((c, t) for c, t in v["columns"])})
+                for v in data["vars"]
+            ),
+            tuple((n, m) for n, m in code.get("modules", [])),
+            tuple((n, m) for n, m in code.get("callables", [])),
         )
 
     def check(

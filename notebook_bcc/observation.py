@@ -115,6 +115,8 @@ class Observation:
     attempts: tuple[Attempt, ...] = ()  # behaviors of the current step, oldest first
     figures: tuple[Figure, ...] = ()
     protected: tuple[tuple[str, str], ...] = ()  # (variable, why it may not be deprecated)
+    modules: tuple[tuple[str, str], ...] = ()  # (name, module) imported in the kernel
+    callables: tuple[tuple[str, str], ...] = ()  # (name, module) functions and classes
 
     @property
     def stage(self) -> StageView | None:
@@ -260,4 +262,6 @@ def observe(
         attempts=attempts,
         figures=figures if event == "COMPLETE_STEP" else (),
         protected=_protected(s) if event == "COMPLETE_STAGE" else (),
+        modules=tuple((n, m) for n, m in s.kernel_code.get("modules", [])),
+        callables=tuple((n, m) for n, m in s.kernel_code.get("callables", [])),
     )

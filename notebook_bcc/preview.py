@@ -44,6 +44,8 @@ def _lines(path: Path, cap: int = 200_000_000) -> tuple[int, bool]:
 
 
 def _cell(value: object) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""  # a missing value, as the file has it
     text = " ".join(str(value).split())
     return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
 
@@ -72,7 +74,7 @@ def _table(path: Path, name: str) -> str:
     if len(cols) > MAX_COLUMNS:
         rest = ", ".join(str(c) for c in cols[MAX_COLUMNS:])
         head.append(f"- {len(cols) - MAX_COLUMNS} more columns: {rest}")
-    rows = frame.head(SHOW_ROWS).map(_cell) if len(frame) else frame
+    rows = frame.head(SHOW_ROWS).astype(object).map(_cell) if len(frame) else frame
     head.append(f"first {min(SHOW_ROWS, len(frame))} rows (CSV):")
     head.append(rows.to_csv(index=False).strip())
     return "\n".join(head)

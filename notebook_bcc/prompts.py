@@ -90,7 +90,10 @@ def _indent(text: str, prefix: str = "  ") -> str:
 # -- sections that are never cut ----------------------------------------------------------
 def _questions(obs: Observation) -> str:
     if not obs.questions:
-        return "(the problem asks no explicit question)"
+        return (
+            "(no sentence of the problem ends with a question mark, so no final_answers; "
+            "requests made in prose are answered in the notebook's text and comments)"
+        )
     return "\n".join(f"{i}. {q}" for i, q in enumerate(obs.questions, 1))
 
 
@@ -179,6 +182,18 @@ def _figures(obs: Observation) -> str:
 
 def _protected(obs: Observation) -> str:
     return "\n".join(f"- {n}: {why}" for n, why in obs.protected) or "(none)"
+
+
+def _code_names(obs: Observation) -> str:
+    """Modules and callables in the kernel (not variables, so not in the ledger), by name."""
+    lines = []
+    if obs.modules:
+        shown = (n if n == m else f"{n} = {m}" for n, m in obs.modules)
+        lines.append("Modules imported: " + ", ".join(shown))
+    if obs.callables:
+        shown = (f"{n} ({m})" if m else n for n, m in obs.callables)
+        lines.append("Functions and classes defined or imported: " + ", ".join(shown))
+    return "\n".join(lines)
 
 
 def _deleted(obs: Observation) -> History:
@@ -294,6 +309,7 @@ def _fields(obs: Observation) -> dict[str, str | History]:
         "current": _current(obs),
         "ledger": ledger,
         "deleted": _deleted(obs),
+        "code_names": _code_names(obs),
         "execution": _cells(obs.cells, "(no code ran in this behavior)"),
         "checks": _checks(obs),
         "figures": _figures(obs),

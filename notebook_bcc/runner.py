@@ -335,11 +335,15 @@ class Runner:
     def _observe_kernel(self, where: str) -> None:
         assert self.kernel is not None
         try:
-            infos = self.kernel.inspect()
+            names = self.kernel.inspect_namespace()
         except Exception as exc:  # inspection is best effort; the ledger keeps its last view
             self.store.append_event({"type": "inspect_failed", "error": str(exc)})
             return
-        self.state.ledger.observe(infos, where)
+        self.state.ledger.observe(names.variables, where)
+        self.state.kernel_code = {
+            "modules": [list(m) for m in names.modules],
+            "callables": [list(c) for c in names.callables],
+        }
         self.doc.set_variables(self.state.ledger.to_json())
 
     def _small_artifacts(self) -> dict[str, Any]:

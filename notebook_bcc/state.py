@@ -95,6 +95,9 @@ class WorkflowState:
     #: usage per location prefix: "stage", "stage/step", "stage/step/behavior"
     usage_by_location: dict[str, Usage] = field(default_factory=dict)
     ledger: VariableLedger = field(default_factory=VariableLedger)
+    #: modules and callables in the kernel at the last inspection: {"modules": [[name, module]],
+    #: "callables": [[name, module]]}; not variables, so not in the ledger
+    kernel_code: dict[str, list[list[str]]] = field(default_factory=dict)
     elapsed_s: float = 0.0
     error: str = ""
     resume_from: str = ""  # the state an ABORT interrupted; ``bcc resume`` goes back to it

@@ -78,15 +78,17 @@ def test_g5_refuses_and_safe_deprecation_frees(tmp_path: Path):
     nb = nbformat.read(run / "notebook.ipynb", as_version=4)
     finish = next(c for c in nb.cells if c.cell_type == "code" and "result = keep_me" in c.source)
     assert finish.outputs[0]["text"].strip() == "False"
-    # and no later prompt lists it as a live variable, only as deprecated
+    # and no later prompt lists it as a live variable, only as deleted, with its replacement
     later = sorted(run.glob("logs/*.xml"))
     stage_reflection = next(i for i, p in enumerate(later) if p.name.endswith("COMPLETE_STAGE.xml"))
     for path in later[stage_reflection + 1 :]:
         for prompt in etree.parse(str(path)).getroot().iter("prompt"):
             text = prompt.text or ""
             assert "- scratch_table" not in text
-            if "Variables in the kernel" in text:
-                assert "scratch_table → result" in text
+            if prompt.get("role") == "user" and "## Variables in the kernel" in text:
+                assert "scratch_table (deprecated by work; use result instead)" in text, text[
+                    -1500:
+                ]
     state = json.loads((run / "state.json").read_text())
     status = {v["name"]: v["status"] for v in state["ledger"]}
     assert status["scratch_table"] == "deleted" and status["keep_me"] in ("alive", "retained")
