@@ -66,7 +66,8 @@ def report(name: str, run: Path) -> None:
 
 
 def _run(args: list[str], out: Path) -> Path:
-    proc = run_bcc(*args, "--out", str(out), "--quiet", "--no-verify", timeout=1800)
+    fast = ["--no-verify"] if args[0] == "run" else []
+    proc = run_bcc(*args, "--out", str(out), "--quiet", *fast, timeout=1800)
     if proc.returncode != 0:
         raise SystemExit(f"bcc {args[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return out

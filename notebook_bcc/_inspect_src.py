@@ -44,6 +44,14 @@ _short.maxstring = _short.maxother = _short.maxlong = 160
 _short.maxdict = _short.maxlist = _short.maxtuple = 20
 _short.maxset = _short.maxfrozenset = _short.maxdeque = _short.maxarray = 20
 
+# the results every agent must be able to read whole (DESIGN §9)
+_RESULTS = ("final_answers", "final_metrics")
+_RESULT_CHARS = 4000
+_long = _OrderedRepr()
+_long.maxlevel = 3
+_long.maxstring = _long.maxother = _long.maxlong = 400
+_long.maxdict = _long.maxlist = _long.maxtuple = 50
+
 
 def _shell():
     from IPython import get_ipython
@@ -106,11 +114,12 @@ def _summary(name, value):
             except Exception:
                 pass
         info["bytes"] = int(_sys.getsizeof(value, 0))
-        info["repr"] = _short.repr(value)
+        info["repr"] = (_long if name in _RESULTS else _short).repr(value)
     text = info["repr"]
-    if len(text) > _REPR_CHARS:  # cut between items, never inside a number or a name
-        cut = text.rfind(", ", 0, _REPR_CHARS)
-        text = text[: cut if cut > 0 else _REPR_CHARS] + ", ..."
+    limit = _RESULT_CHARS if name in _RESULTS else _REPR_CHARS
+    if len(text) > limit:  # cut between items, never inside a number or a name
+        cut = text.rfind(", ", 0, limit)
+        text = text[: cut if cut > 0 else limit] + ", ..."
     info["repr"] = text
     return info
 

@@ -144,6 +144,7 @@ class Runner:
         files = [f"assets/{p.name}" for p in inputs.data]
         state = WorkflowState(run_id=root.name, problem_title=title)
         state.ledger.observe(parameter_variables(title, files, config.seed), "parameters")
+        state.kernel_code = {"modules": [["np", "numpy"], ["random", "random"]], "callables": []}
         doc = NotebookDocument.create(title, title, files, config.seed, store_writer(store))
         store.write_json("config.json", {**config.to_json(), "files": files})
         doc.save()
@@ -862,7 +863,8 @@ def reap_orphan_kernels(store: RunStore) -> list[int]:
 
 def parameter_variables(title: str, files: Sequence[str], seed: int) -> list[VariableInfo]:
     """The parameters cell's variables, known before the kernel starts (it starts lazily), so
-    the first planners see ``user_submit_files`` in the ledger."""
+    the first planners see ``user_submit_files`` in the ledger (its modules are seeded in
+    ``Runner.create`` the same way)."""
     values: list[tuple[str, Any]] = [
         ("user_problem", title),
         ("user_submit_files", list(files)),
