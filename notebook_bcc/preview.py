@@ -19,6 +19,8 @@ MAX_ROWS = 5_000  # rows read for the dtypes and missing counts
 SHOW_ROWS = 3
 MAX_COLUMNS = 80  # columns described one per line; the rest are named on one line
 CELL_CHARS = 40
+MAX_LEVELS = 12  # a text column with at most this many values has them listed, with counts
+RAW_LINE_CHARS = 300
 TEXT_TABLES = (".csv", ".tsv", ".txt", ".dat", ".tab")
 
 
@@ -70,14 +72,37 @@ def _table(path: Path, name: str) -> str:
     cols = list(frame.columns)
     missing = frame.isna().sum()
     for col in cols[:MAX_COLUMNS]:
-        head.append(f"- {col}: {frame[col].dtype}, {int(missing[col])} missing")
+        name = col if str(col).isprintable() else repr(col)  # a line break inside a header
+        head.append(
+            f"- {name}: {frame[col].dtype}, {int(missing[col])} missing{_levels(frame[col])}"
+        )
     if len(cols) > MAX_COLUMNS:
         rest = ", ".join(str(c) for c in cols[MAX_COLUMNS:])
         head.append(f"- {len(cols) - MAX_COLUMNS} more columns: {rest}")
-    rows = frame.head(SHOW_ROWS).astype(object).map(_cell) if len(frame) else frame
-    head.append(f"first {min(SHOW_ROWS, len(frame))} rows (CSV):")
-    head.append(rows.to_csv(index=False).strip())
+    head.append(f"lines 2-{SHOW_ROWS + 1} of the file as they are:")
+    head += _raw_lines(path, info, SHOW_ROWS + 1)[1:]
     return "\n".join(head)
+
+
+def _levels(column: pd.Series) -> str:
+    """The values of a text column with few of them (as read: 'None', 'NA' become missing)."""
+    if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_datetime64_any_dtype(column):
+        return ""
+    values = column.dropna().astype(str).value_counts()
+    if len(values) > MAX_LEVELS:
+        return f", {len(values):,} distinct values"
+    return ", values: " + ", ".join(f"{_cell(v)} ({n})" for v, n in values.items())
+
+
+def _raw_lines(path: Path, info: dict[str, object], n: int) -> list[str]:
+    encoding = str(info.get("encoding") or "utf-8")
+    lines = []
+    with path.open(encoding=encoding, errors="replace", newline="") as handle:
+        for line in handle:
+            lines.append(line.rstrip("\r\n")[:RAW_LINE_CHARS])
+            if len(lines) >= n:
+                break
+    return lines
 
 
 def _text(path: Path, name: str) -> str:

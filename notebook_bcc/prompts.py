@@ -216,7 +216,7 @@ def _cell_text(i: int, cell: CellFact, with_code: bool = False) -> str:
         head += f" — {cell.error_name}: {cell.error_value or ''}"
     if with_code and cell.code.strip():
         head += f"\ncode:\n```python\n{cell.code.strip()}\n```\noutput:"
-    body = cell.excerpt.strip()
+    body = cell.excerpt.rstrip().lstrip("\n")  # keep a table's first-line indent
     figs = "".join(f"\n[figure] {f}" for f in cell.figures)
     return f"{head}\n{body}{figs}" if body else head + figs
 
