@@ -168,6 +168,62 @@ def check_ns(request):
     return _json.dumps({"artifacts": artifacts, "criteria": criteria})
 
 
+def _describe_figure(fig):
+    # matplotlib's own repr, plus the titles and axis labels a reader (or a model that cannot
+    # see images) needs to know what a figure shows
+    text = repr(fig)
+    try:
+        parts = []
+        suptitle = getattr(fig, "_suptitle", None)
+        if suptitle is not None and suptitle.get_text():
+            parts.append(f"title {suptitle.get_text()!r}")
+        for ax in fig.axes[:6]:
+            bits = [repr(ax.get_title())] if ax.get_title() else []
+            if ax.get_xlabel() or ax.get_ylabel():
+                bits.append(f"x: {ax.get_xlabel() or '-'}, y: {ax.get_ylabel() or '-'}")
+            if bits:
+                parts.append("axes " + " ".join(bits))
+        if len(fig.axes) > 6:
+            parts.append(f"{len(fig.axes) - 6} more axes")
+        if parts and text.endswith(">"):
+            text = text[:-1] + ": " + "; ".join(parts) + ">"
+    except Exception:
+        pass
+    return text[:400]
+
+
+def figures_ns(request):
+    # Figures' text/plain output names their titles and axis labels (installed at kernel
+    # start). IPython's select_figure_formats, which the inline backend calls when pyplot
+    # first draws, pops every formatter's Figure entry, so it is wrapped to register again.
+    import IPython.core.pylabtools as pylabtools
+
+    shell = _shell()
+
+    def plain(fig, printer, cycle):
+        printer.text(_describe_figure(fig))
+
+    def register():
+        formatter = shell.display_formatter.formatters["text/plain"]
+        formatter.for_type_by_name("matplotlib.figure", "Figure", plain)
+
+    original = pylabtools.select_figure_formats
+    if not getattr(original, "_bcc", False):
+
+        def select_figure_formats(*args, **kwargs):
+            result = original(*args, **kwargs)
+            register()
+            return result
+
+        select_figure_formats._bcc = True
+        pylabtools.select_figure_formats = select_figure_formats
+        inline = _sys.modules.get("matplotlib_inline.backend_inline")
+        if inline is not None:
+            inline.select_figure_formats = select_figure_formats
+    register()
+    return _json.dumps({"ok": True})
+
+
 def delete_ns(request):
     # Delete each name. Its object's hidden references (Out history, _N, the displayhook) go
     # too, so the memory is freed, unless another user name still holds the same object:

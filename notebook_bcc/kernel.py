@@ -236,6 +236,8 @@ class KernelSession:
             raise KernelError(f"kernel {self.kernel_name!r} failed to start: {error}") from error
         atexit.unregister(self.shutdown)
         atexit.register(self.shutdown)
+        with contextlib.suppress(TimeoutError, KernelError):  # a nicety: figures still display
+            self._call_helper("figures_ns", None, 30)
 
     async def _a_launch(self, transport: str, env: dict[str, str]) -> None:
         where: dict[str, str] = {}

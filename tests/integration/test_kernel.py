@@ -163,6 +163,16 @@ def test_check_artifacts_and_criteria(session: KernelSession) -> None:
     assert report.criteria[2][2] == "NameError: name 'undefined_name' is not defined"
 
 
+def test_a_figure_describes_its_titles_and_axis_labels(tmp_path: Path) -> None:
+    with KernelSession(tmp_path) as session:
+        out = session.run_cell(
+            "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.set_title('Mass')\n"
+            "ax.set_xlabel('g')\nax.set_ylabel('count')\nplt.show()"
+        )
+    texts = [o["data"]["text/plain"] for o in out.outputs if "image/png" in o.get("data", {})]
+    assert texts == ["<Figure size 640x480 with 1 Axes: axes 'Mass' x: g, y: count>"]
+
+
 def test_delete_removes_names(session: KernelSession) -> None:
     session.run_cell("doomed = list(range(10))\ndoomed")
     session.delete(["doomed", "never_existed"])

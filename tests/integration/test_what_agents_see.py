@@ -155,7 +155,7 @@ def test_the_stage_reflector_sees_the_steps_output_and_the_reflectors_words(seen
     prompt = seen.users("COMPLETE_STAGE")[0]
     assert MARKER in prompt
     assert "REFLECTOR-COMMENT" in prompt and "REFLECTOR-REASONING" in prompt
-    assert "figure 1:" in prompt  # the figure's note
+    assert "figure 1:" in prompt and "axes 'Widths'" in prompt  # the figure's note, with title
 
 
 def test_the_first_step_planner_sees_the_parameters_and_the_data(seen: Seen) -> None:
