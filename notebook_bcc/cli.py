@@ -66,6 +66,8 @@ def _report(result: Any, as_json: bool) -> None:
             "exit_code": result.exit_code,
             "message": result.message,
             "verification": result.summary.get("verification"),
+            "answers": result.summary.get("answers", []),
+            "key_results": result.summary.get("key_results"),
         }
         sys.stdout.write(json.dumps(final) + "\n")
     else:

@@ -38,6 +38,7 @@ def test_json_lines_all_parse(json_run):
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     assert records[-1]["type"] == "result" and records[-1]["final_state"] == "WORKFLOW_COMPLETED"
+    assert records[-1]["answers"] == [] and "key_results" in records[-1]
     transitions = [r for r in records if r["type"] == "transition"]
     assert (
         transitions[0]["event"] == "START_WORKFLOW"
