@@ -528,20 +528,25 @@ class Runner:
             s.seq + 1,
         )
 
+    def _forget_behavior(self) -> None:
+        """A new stage or step starts with no behavior, attempts, feedback or last cells."""
+        s = self.state
+        s.behavior_id, s.iteration, s.feedback, s.behavior_xml = "", 0, "", ""
+        s.step_log, s.last_execution, s.last_checks = [], [], {}
+        self._behavior = None
+
     def _enter_stage(self, index: int) -> None:
         s = self.state
-        s.stage_index, s.step_index, s.behavior_id, s.iteration = index, 0, "", 0
-        s.behavior_xml, s.step_log, s.feedback, self._behavior = "", [], "", None
-        s.last_execution, s.last_checks = [], {}
+        s.stage_index, s.step_index = index, 0
+        self._forget_behavior()
         s.stage.status = "running"
         self.doc.add_markdown(f"## {s.stage.title}\n\n*{s.stage.goal}*", self._tag(), role="stage")
         self.doc.save()
 
     def _enter_step(self, index: int) -> None:
         s = self.state
-        s.step_index, s.behavior_id, s.iteration, s.feedback = index, "", 0, ""
-        self._behavior, s.behavior_xml, s.step_log = None, "", []
-        s.last_execution, s.last_checks = [], {}
+        s.step_index = index
+        self._forget_behavior()
         s.step.status = "running"
         self.doc.add_markdown(f"### {s.step.title}", self._tag(), role="step")
         self.doc.save()
