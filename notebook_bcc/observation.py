@@ -9,6 +9,7 @@ generator and the reflectors the behavior, the stage reflector the whole step's 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "Figure",
     "Attempt",
     "Observation",
+    "check_lines",
     "observe",
 ]
 
@@ -139,14 +141,19 @@ def _cell(data: dict[str, Any]) -> CellFact:
     return CellFact(**data)
 
 
+def check_lines(
+    artifacts: Iterable[Sequence[Any]], criteria: Iterable[Sequence[Any]], notes: Iterable[str]
+) -> tuple[str, ...]:
+    """The runner's checks as prompt lines: artifacts present or MISSING, criteria, notes."""
+    lines = [f"artifact {n}: {'present' if ok else 'MISSING'}" for n, ok in artifacts]
+    lines += [f"criterion `{e}`: {s}" + (f" ({d})" if d else "") for e, s, d in criteria]
+    return tuple(lines + [f"note: {n}" for n in notes])
+
+
 def _checks(checks: dict[str, Any]) -> tuple[str, ...]:
-    lines = [
-        f"artifact {n}: {'present' if ok else 'MISSING'}" for n, ok in checks.get("artifacts", [])
-    ]
-    lines += [
-        f"criterion `{e}`: {s}" + (f" ({d})" if d else "") for e, s, d in checks.get("criteria", [])
-    ]
-    return tuple(lines + [f"note: {n}" for n in checks.get("notes", [])])
+    return check_lines(
+        checks.get("artifacts", []), checks.get("criteria", []), checks.get("notes", [])
+    )
 
 
 def _attempt(entry: dict[str, Any]) -> Attempt:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from string import Template
 
-from .observation import Attempt, CellFact, Observation
+from .observation import Attempt, CellFact, Observation, check_lines
 from .payloads import resource_dir
 
 __all__ = ["PROMPT_BUDGET_CHARS", "RenderedPrompt", "History", "render", "template_path"]
@@ -169,10 +169,7 @@ def _current(obs: Observation) -> str:
 
 
 def _checks(obs: Observation) -> str:
-    lines = [f"artifact {n}: {'present' if ok else 'MISSING'}" for n, ok in obs.artifacts]
-    lines += [f"criterion `{e}`: {s}" + (f" ({d})" if d else "") for e, s, d in obs.criteria]
-    lines += [f"note: {n}" for n in obs.notes]
-    return "\n".join(lines) or "(no checks)"
+    return "\n".join(check_lines(obs.artifacts, obs.criteria, obs.notes)) or "(no checks)"
 
 
 def _figures(obs: Observation) -> str:
