@@ -149,7 +149,12 @@ def _code_names(shell):
             modules.append([name, value.__name__])
         elif _is_code(value):
             where = getattr(value, "__module__", None) or ""
-            callables.append([name, "" if where == "__main__" else str(where)])
+            if where == "__main__":  # the notebook's own: show how to call it
+                try:
+                    where = "signature " + str(_inspect.signature(value))[:160]
+                except (TypeError, ValueError):
+                    where = ""
+            callables.append([name, str(where)])
     return {"modules": modules[:_MAX_VARS], "callables": callables[:_MAX_VARS]}
 
 

@@ -47,7 +47,7 @@ def figures_in(outputs: Iterable[Mapping[str, Any]], first: int = 1) -> list[Fig
         text = "".join(text) if isinstance(text, list) else str(text)
         note = f"figure {first + len(found)}: " + (f"{size[0]}x{size[1]} px PNG" if size else "PNG")
         if text.strip():
-            note += f", {' '.join(text.split())[:120]}"
+            note += f", {' '.join(text.split())[:400]}"
         found.append(Figure(note, png))
     return found
 

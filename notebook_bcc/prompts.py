@@ -14,6 +14,7 @@ dropped keeps its name and status.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from string import Template
@@ -26,6 +27,7 @@ __all__ = ["PROMPT_BUDGET_CHARS", "RenderedPrompt", "History", "render", "templa
 SEPARATOR = "<!-- user -->"
 #: one generous budget for a whole prompt (system + user), in characters (~15k tokens)
 PROMPT_BUDGET_CHARS = 60_000
+DELETED_WITH_REASON = 20  # the latest deleted names say why (deprecated, replacement)
 
 
 @dataclass(frozen=True)
@@ -194,15 +196,19 @@ def _code_names(obs: Observation) -> str:
 
 
 def _deleted(obs: Observation) -> History:
-    """Names no longer in the kernel; the oldest go first when the prompt is over budget."""
-    items = tuple((g.split(" ", 1)[0], g) for g in obs.ledger_view.deleted)
+    """Names no longer in the kernel: the latest ``DELETED_WITH_REASON`` with why, older ones
+    by name only; over budget the oldest go first."""
+    gone = obs.ledger_view.deleted
+    cut = max(0, len(gone) - DELETED_WITH_REASON)
+    items = tuple((g.split(" ", 1)[0], g.split(" ", 1)[0]) for g in gone[:cut])
+    items += tuple((g.split(" ", 1)[0], g) for g in gone[cut:])
     return History(
         items,
         "deleted variables",
         "",
         rank=0,
         joiner="; ",
-        prefix="Deleted from the kernel (do not use): ",
+        prefix="Deleted from the kernel (do not use unless your code creates them again): ",
     )
 
 
@@ -250,10 +256,20 @@ def _attempts(obs: Observation, *, with_cells: bool, current_too: bool) -> Histo
     return History(items, "earlier attempts", "(none: this is the first)", rank, joiner="\n\n")
 
 
+def _cited(name: str, text: str) -> bool:
+    """Whether ``text`` names the variable as code: in backticks, or as an identifier no prose
+    word looks like (with an underscore or a digit). Plain words ("counts", "table") are not
+    taken for variables."""
+    if re.search(rf"`[^`]*(?<![\w.]){re.escape(name)}(?!\w)[^`]*`", text):
+        return True
+    code_like = "_" in name or any(ch.isdigit() for ch in name)
+    return code_like and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
+
+
 def _lessons(obs: Observation) -> History:
     items = []
     for stage, text in obs.lessons:
-        gone = [v.split(" ", 1)[0] for v in obs.ledger_view.deleted if v.split(" ", 1)[0] in text]
+        gone = [n for n in (v.split(" ", 1)[0] for v in obs.ledger_view.deleted) if _cited(n, text)]
         note = f" (since deleted from the kernel: {', '.join(gone)})" if gone else ""
         label = f"lesson of {stage}" if stage else "lesson"
         items.append((label, "- " + _indent((f"[{stage}] " if stage else "") + text) + note))

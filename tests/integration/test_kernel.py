@@ -173,6 +173,14 @@ def test_a_figure_describes_its_titles_and_axis_labels(tmp_path: Path) -> None:
     assert texts == ["<Figure size 640x480 with 1 Axes: axes 'Mass' x: g, y: count>"]
 
 
+def test_inspection_names_modules_and_callables(session: KernelSession) -> None:
+    session.run_cell("import json as js\ndef scale(x, factor=2):\n    return x * factor")
+    names = session.inspect_namespace()
+    assert ("js", "json") in names.modules
+    assert ("scale", "signature (x, factor=2)") in names.callables
+    assert "scale" not in {v.name for v in names.variables}
+
+
 def test_delete_removes_names(session: KernelSession) -> None:
     session.run_cell("doomed = list(range(10))\ndoomed")
     session.delete(["doomed", "never_existed"])

@@ -40,8 +40,8 @@ def test_a_small_prompt_is_not_trimmed() -> None:
     prompt = render(_obs("COMPLETE_ACTION", ledger_view=_ledger(3, 10)))
     assert prompt.omitted == () and "left out" not in prompt.user
     assert (
-        "Deleted from the kernel (do not use): old (deprecated by s; use new instead)"
-        in prompt.user
+        "Deleted from the kernel (do not use unless your code creates them again): "
+        "old (deprecated by s; use new instead)" in prompt.user
     )
 
 
@@ -90,6 +90,21 @@ def test_lessons_are_whole_bullets_and_flag_deleted_variables() -> None:
     assert (
         "- [load] raw_dataset has 3 bad rows.\n  Use latin-1. "
         "(since deleted from the kernel: raw_dataset)" in prompt.user
+    )
+
+
+def test_a_lesson_is_flagged_only_for_names_it_cites_as_code() -> None:
+    view = LedgerView((), ("counts (x)", "tab2 (x)", "model_a (x)", "fit (x)"))
+    text = "Keep counts and the table; `fit` is slow; tab2 and model_a are small."
+    prompt = render(_obs("START_STEP", lessons=(("s", text),), ledger_view=view))
+    assert "(since deleted from the kernel: tab2, model_a, fit)" in prompt.user
+
+
+def test_older_deleted_names_lose_their_reasons_first() -> None:
+    gone = tuple(f"v{i:02d} (deprecated by s; no replacement)" for i in range(30))
+    prompt = render(_obs("COMPLETE_ACTION", ledger_view=LedgerView((), gone)))
+    assert (
+        "v00; v01;" in prompt.user and "v09; v10 (deprecated by s; no replacement)" in prompt.user
     )
 
 
