@@ -284,9 +284,18 @@ def excerpt(
 
 
 def _bound(text: str, limit: int) -> str:
+    """Head and tail of ``text`` within ``limit``, cut at line ends where a line is not longer
+    than half of its part (an agent reads whole lines of a table or a result)."""
     if len(text) <= limit:
         return text
-    omitted = len(text) - limit
-    marker = f"\n... [{omitted} chars omitted] ...\n"
-    head = (limit * 2) // 5
-    return text[:head] + marker + text[len(text) - (limit - head) :]
+    head_len = (limit * 2) // 5
+    head = text[:head_len]
+    if (end := head.rfind("\n")) >= head_len // 2:
+        head = head[: end + 1]
+    tail_len = limit - head_len
+    tail = text[len(text) - tail_len :]
+    if 0 <= (start := tail.find("\n")) < tail_len // 2:
+        tail = tail[start + 1 :]
+    omitted = len(text) - len(head) - len(tail)
+    lead = "" if head.endswith("\n") else "\n"
+    return f"{head}{lead}... [{omitted} chars omitted] ...\n{tail}"

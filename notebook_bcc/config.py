@@ -51,7 +51,7 @@ class RunConfig:
     free_deprecated: bool = True
     #: Characters of cell output kept per cell in the notebook / shown to agents.
     output_cap_chars: int = 20_000
-    excerpt_chars: int = 2_000
+    excerpt_chars: int = 4_000
 
     def with_budgets(self, **changes: Any) -> RunConfig:
         """A copy with the given (non-None) budget options replaced; used by ``bcc resume``."""
