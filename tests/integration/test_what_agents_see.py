@@ -29,7 +29,7 @@ PROBLEM = (
     + "\n"
 )
 #: a task far longer than any earlier per-field bound, with a distinct end
-LONG_TASK = ("Measure the widgets carefully, column by column. " * 130)[:5_980] + " END-OF-TASK"
+LONG_TASK = ("Measure the widgets carefully, column by column. " * 130)[:5_988] + " END-OF-TASK"
 MARKER = "MARKER-OUTPUT-7731"
 
 STAGES = """<stages><title>Widgets</title>
@@ -145,6 +145,7 @@ def test_run_completes(seen: Seen) -> None:
 
 
 def test_a_long_task_reaches_the_action_generator_and_the_reflector_whole(seen: Seen) -> None:
+    assert len(LONG_TASK) == 6_000
     for event in ("COMPLETE_ACTION", "COMPLETE_STEP"):
         first = seen.users(event)[0]
         assert LONG_TASK in first, event
