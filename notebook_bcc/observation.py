@@ -229,7 +229,8 @@ def observe(
         )
         for st in s.stages
     )
-    step = s.step if event != "START_STEP" else None
+    planning = event == "START_STEP"  # the step planner plans the stage: no step is current
+    step = None if planning else s.step
     priority = [
         *(step.required_variables if step else ()),
         *(step.verified_artifacts if step else ()),
@@ -238,7 +239,7 @@ def observe(
     upcoming |= {t.id for st in s.stages for t in st.steps if t.status in ("pending", "running")}
     checks = s.last_checks if event in _SEES_CHECKS else {}
     cells = s.last_execution if event in _SEES_CELLS else []
-    attempts = tuple(_attempt(e) for e in s.step_log) if event != "START_STEP" else ()
+    attempts = () if planning else tuple(_attempt(e) for e in s.step_log)
     lessons = tuple((st.id, st.experience) for st in s.stages if st.experience)
     if not lessons:  # checkpoints written before stages kept their experience
         lessons = tuple(("", x) for x in s.lessons)
@@ -250,7 +251,7 @@ def observe(
         iteration=s.iteration if event in _SEES_BEHAVIOR else 0,
         stages=stages,
         stage_index=s.stage_index,
-        step_index=s.step_index if step is not None else len(s.stage.steps) if s.stage else 0,
+        step_index=len(s.stage.steps) if planning and s.stage else s.step_index,
         behavior=behavior if event in _SEES_BEHAVIOR else None,
         cells=tuple(_cell(c) for c in cells),
         artifacts=tuple((a, ok) for a, ok in checks.get("artifacts", [])),
