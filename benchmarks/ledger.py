@@ -29,10 +29,10 @@ SHARED = ROOT.parent / "shared" / "datasets"
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.prompt_sizes import prompt_sizes  # noqa: E402
-from notebook_bcc.kernel import KernelSession  # noqa: E402
-from notebook_bcc.observation import Observation  # noqa: E402
-from notebook_bcc.prompts import PROMPT_BUDGET_CHARS, render  # noqa: E402
-from notebook_bcc.variables import VariableLedger  # noqa: E402
+from notebook_bcc.contract.observation import Observation  # noqa: E402
+from notebook_bcc.contract.prompts import PROMPT_BUDGET_CHARS, render  # noqa: E402
+from notebook_bcc.kernel.session import KernelSession  # noqa: E402
+from notebook_bcc.rundir.ledger import VariableLedger  # noqa: E402
 from tests.conftest import problem_text  # noqa: E402
 
 

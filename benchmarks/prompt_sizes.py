@@ -25,7 +25,7 @@ from lxml import etree
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from notebook_bcc.prompts import PROMPT_BUDGET_CHARS  # noqa: E402
+from notebook_bcc.contract.prompts import PROMPT_BUDGET_CHARS  # noqa: E402
 from tests.conftest import run_bcc  # noqa: E402
 
 TRIAL = ROOT / "benchmarks" / "fixtures" / "penguins_trial"

@@ -1,3 +1,3 @@
-from .cli import main
+from notebook_bcc.cli import main
 
 main()

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .errors import BccError, PayloadError, UsageError
+from notebook_bcc.errors import BccError, PayloadError, UsageError
 
 app = typer.Typer(
     name="bcc",
@@ -78,7 +78,7 @@ def _report(result: Any, as_json: bool) -> None:
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
-    from .errors import Terminated
+    from notebook_bcc.errors import Terminated
 
     raise Terminated("terminated (SIGTERM)")
 
@@ -92,7 +92,7 @@ def _on_sigint(signum: int, frame: Any) -> None:
     _interrupts += 1
     if _interrupts == 1:
         raise KeyboardInterrupt
-    from .kernel import kill_live_kernels
+    from notebook_bcc.kernel.session import kill_live_kernels
 
     kill_live_kernels()
     os.write(2, b"error: interrupted twice; stopped at once (fix: `bcc resume RUN_DIR` ")
@@ -101,7 +101,7 @@ def _on_sigint(signum: int, frame: Any) -> None:
 
 
 def _run(make: Any, quiet: bool, as_json: bool, debug: bool) -> None:
-    from .progress import ProgressView
+    from notebook_bcc.progress import ProgressView
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, _on_sigint)
@@ -164,8 +164,8 @@ def run(
     debug: Debug = False,
 ) -> None:
     """Run a new analysis: PROBLEM and DATA files -> a run directory with notebook.ipynb."""
-    from .config import RunConfig, default_model
-    from .runner import Runner
+    from notebook_bcc.config import RunConfig, default_model
+    from notebook_bcc.workflow.runner import Runner
 
     def make(hook: Any) -> Any:
         if cell_timeout <= 0 or min(max_behaviors_per_step, max_steps_per_stage, max_stages) < 1:
@@ -206,7 +206,7 @@ def resume(
     debug: Debug = False,
 ) -> None:
     """Continue a run from its last checkpoint (fresh kernel, notebook replayed)."""
-    from .runner import Runner
+    from notebook_bcc.workflow.runner import Runner
 
     budgets = {
         "max_llm_calls": max_llm_calls,
@@ -226,8 +226,8 @@ def replay(
     debug: Debug = False,
 ) -> None:
     """Re-run a recorded run with its recorded replies (no model)."""
-    from .config import RunConfig
-    from .runner import Runner
+    from notebook_bcc.config import RunConfig
+    from notebook_bcc.workflow.runner import Runner
 
     def make(hook: Any) -> Any:
         saved = (
@@ -252,7 +252,7 @@ def status(
     as_json: Opt[bool, typer.Option("--json", help="the status as one JSON object")] = False,
 ) -> None:
     """State, location, plan progress, ledger and costs of a run."""
-    from .inspect_run import status_json, status_text
+    from notebook_bcc.rundir.status import status_json, status_text
 
     try:
         typer.echo(json.dumps(status_json(run_dir), indent=2) if as_json else status_text(run_dir))
@@ -266,7 +266,7 @@ def logs(
     seq: Opt[int | None, typer.Argument(help="show this transition")] = None,
 ) -> None:
     """List the transitions of a run, or show one."""
-    from .inspect_run import log_list, log_show
+    from notebook_bcc.rundir.status import log_list, log_show
 
     try:
         typer.echo(log_list(run_dir) if seq is None else log_show(run_dir, seq))
@@ -281,7 +281,7 @@ def validate(
     debug: Debug = False,
 ) -> None:
     """Check an agent payload against the XML contract (exit 0 valid, 6 invalid)."""
-    from .payloads import parse_payload
+    from notebook_bcc.contract.payloads import parse_payload
 
     try:
         text = file.read_text(encoding="utf-8")
@@ -308,7 +308,7 @@ def main() -> None:
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     if "litellm" not in sys.modules:
         sys.exit(code)
-    from .kernel import kill_live_kernels
+    from notebook_bcc.kernel.session import kill_live_kernels
 
     kill_live_kernels()  # none are left on any normal path; this makes sure
     sys.stdout.flush()

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from notebook_bcc.agents import AgentReply
 from notebook_bcc.config import RunConfig
-from notebook_bcc.observation import Observation
-from notebook_bcc.prompts import RenderedPrompt
-from notebook_bcc.runner import Runner
+from notebook_bcc.contract.observation import Observation
+from notebook_bcc.contract.prompts import RenderedPrompt
+from notebook_bcc.workflow.runner import Runner
 
 
 @dataclass

@@ -19,11 +19,11 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from ..errors import LLMError
-from ..figures import MAX_FIGURES, downscaled_png
-from ..observation import Observation
-from ..prompts import RenderedPrompt
-from . import AgentReply
+from notebook_bcc.agents import AgentReply
+from notebook_bcc.contract.observation import Observation
+from notebook_bcc.contract.prompts import RenderedPrompt
+from notebook_bcc.errors import LLMError
+from notebook_bcc.kernel.figures import MAX_FIGURES, downscaled_png
 
 __all__ = ["LLMAgent", "key_variable"]
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..errors import UsageError
-from ..observation import Observation
-from ..prompts import RenderedPrompt
-from . import AgentReply
+from notebook_bcc.agents import AgentReply
+from notebook_bcc.contract.observation import Observation
+from notebook_bcc.contract.prompts import RenderedPrompt
+from notebook_bcc.errors import UsageError
 
 __all__ = ["ReplayAgent"]
 

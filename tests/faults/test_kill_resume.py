@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from notebook_bcc.runstore import RunStore
+from notebook_bcc.rundir.store import RunStore
 from tests.conftest import BCC, ROOT, run_bcc
 
 PROBLEM = "---\ntitle: Plant growth\ntarget: height\ntask: regression\n---\nPredict `height`.\n"

@@ -49,7 +49,7 @@ def test_json_lines_all_parse(json_run):
 
 def test_offline_run_never_imports_litellm(json_run):
     proc, _ = json_run
-    assert "notebook_bcc.runner" in proc.stderr  # the import profile is there
+    assert "notebook_bcc.workflow.runner" in proc.stderr  # the import profile is there
     assert "litellm" not in proc.stderr
 
 

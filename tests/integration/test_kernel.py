@@ -13,9 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from notebook_bcc import kernel
 from notebook_bcc.errors import KernelError
-from notebook_bcc.kernel import (
+from notebook_bcc.kernel import session as kernel
+from notebook_bcc.kernel.session import (
     CellOutcome,
     KernelSession,
     execute_notebook,
@@ -298,7 +298,7 @@ def test_restart_empties_namespace(fresh: KernelSession) -> None:
 _HUGE_CHILD = """
 import json, sys
 from pathlib import Path
-from notebook_bcc.kernel import KernelSession
+from notebook_bcc.kernel.session import KernelSession
 
 def peak_kb():
     for line in open("/proc/self/status"):

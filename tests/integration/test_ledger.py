@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 from lxml import etree
 
-from notebook_bcc.observation import Observation
+from notebook_bcc.contract.observation import Observation
 from tests.scripted import ScriptedAgent, make_runner
 
 STAGES = (

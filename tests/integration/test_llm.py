@@ -21,8 +21,8 @@ import nbformat
 import pytest
 from lxml import etree
 
+from notebook_bcc.contract.payloads import MAX_REPLY_CHARS, parse_payload
 from notebook_bcc.errors import PayloadError
-from notebook_bcc.payloads import MAX_REPLY_CHARS, parse_payload
 from tests.conftest import BCC, ROOT
 from tests.fakellm import FakeLLM, Reply, Request, scripted_reply
 

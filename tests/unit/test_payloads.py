@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from notebook_bcc.errors import InputError, PayloadError
-from notebook_bcc.payloads import (
+from notebook_bcc.contract.payloads import (
     KINDS,
     MAX_REPLY_CHARS,
     Action,
@@ -25,6 +24,7 @@ from notebook_bcc.payloads import (
     resource_dir,
     validate_file,
 )
+from notebook_bcc.errors import InputError, PayloadError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "payloads"
 

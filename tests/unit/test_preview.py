@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from notebook_bcc.preview import MAX_ROWS, preview_file
+from notebook_bcc.inputs.preview import MAX_ROWS, preview_file
 
 
 def test_a_table_preview_has_columns_levels_and_raw_lines(tmp_path: Path) -> None:

@@ -3,10 +3,10 @@ at a time and named, every variable in the kernel named."""
 
 from __future__ import annotations
 
-from notebook_bcc.observation import Attempt, CellFact, Observation, StageView, StepView
-from notebook_bcc.payloads import BehaviorPayload, VariableSpec
-from notebook_bcc.prompts import PROMPT_BUDGET_CHARS, render
-from notebook_bcc.variables import LedgerView
+from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StageView, StepView
+from notebook_bcc.contract.payloads import BehaviorPayload, VariableSpec
+from notebook_bcc.contract.prompts import PROMPT_BUDGET_CHARS, render
+from notebook_bcc.rundir.ledger import LedgerView
 
 STEP = StepView("fit", "Fit", "Fit the model on the training split.", "running", ("model",))
 STAGE = StageView("modelling", "Modelling", "Model it.", "running", ("model",), (), (STEP,))

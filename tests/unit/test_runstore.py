@@ -3,7 +3,7 @@ import json
 import pytest
 
 from notebook_bcc.errors import RunLocked, UsageError
-from notebook_bcc.runstore import RunStore, write_durable
+from notebook_bcc.rundir.store import RunStore, write_durable
 
 
 def test_write_durable_replaces_atomically(tmp_path):

@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 
-from notebook_bcc.state import StageRecord, StepRecord, WorkflowState
-from notebook_bcc.variables import VariableLedger
+from notebook_bcc.rundir.ledger import VariableLedger
+from notebook_bcc.rundir.state import StageRecord, StepRecord, WorkflowState
 
 
 @dataclass(frozen=True)

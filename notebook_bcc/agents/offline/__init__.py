@@ -11,12 +11,12 @@ import re
 
 from lxml import etree
 
-from ...observation import Observation
-from ...problem import ProblemSpec, read_problem, resolve_target
-from ...prompts import RenderedPrompt
-from .. import AgentReply
-from .plan import StagePlay, StepPlay, playbook
-from .recipes import RECIPES, Cell, RecipeContext
+from notebook_bcc.agents.observation import Observation
+from notebook_bcc.agents.offline import AgentReply
+from notebook_bcc.agents.offline.__init__.plan import StagePlay, StepPlay, playbook
+from notebook_bcc.agents.offline.__init__.recipes import RECIPES, Cell, RecipeContext
+from notebook_bcc.agents.problem import ProblemSpec, read_problem, resolve_target
+from notebook_bcc.agents.prompts import RenderedPrompt
 
 __all__ = ["OfflineAnalyst"]
 

@@ -13,26 +13,11 @@ modelling in :mod:`recipes_model`; they return (markdown, code template) pairs w
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from notebook_bcc.agents.offline import recipes_data, recipes_eda, recipes_model
+from notebook_bcc.agents.offline.context import Cell, RecipeContext
 from notebook_bcc.agents.offline.recipes_data import HELPERS, RESULT_HELPERS
-from notebook_bcc.tables import READER_SOURCE
-
-
-@dataclass(frozen=True)
-class Cell:
-    kind: str  # "text" (markdown) | "code"
-    content: str
-
-
-@dataclass(frozen=True)
-class RecipeContext:
-    target: str | None
-    task: str  # "classification" | "regression" | "eda"
-    seed: int = 42
-    variant: int = 0
-    questions: tuple[str, ...] = ()  # the problem's questions (final_answers keys)
+from notebook_bcc.inputs.tables import READER_SOURCE
 
 
 def fill(template: str, ctx: RecipeContext) -> str:

@@ -7,10 +7,7 @@ touches the data.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from notebook_bcc.agents.offline.recipes import RecipeContext
+from notebook_bcc.agents.offline.context import RecipeContext
 
 Pairs = list[tuple[str, str]]
 

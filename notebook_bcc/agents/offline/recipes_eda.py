@@ -7,12 +7,8 @@ touches the data.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from notebook_bcc.agents.offline.context import RecipeContext
 from notebook_bcc.agents.offline.recipes_data import TARGET_SNIPPET
-
-if TYPE_CHECKING:
-    from notebook_bcc.agents.offline.recipes import RecipeContext
 
 Pairs = list[tuple[str, str]]
 

@@ -13,9 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .payloads import BehaviorPayload
-from .state import WorkflowState
-from .variables import LedgerView, VariableRecord
+from notebook_bcc.contract.payloads import BehaviorPayload
+from notebook_bcc.kernel.figures import Figure
+from notebook_bcc.rundir.ledger import LedgerView, VariableRecord
+from notebook_bcc.rundir.state import WorkflowState
 
 __all__ = [
     "StepView",
@@ -62,15 +63,6 @@ class CellFact:
     error_value: str | None = None
     figures: tuple[str, ...] = ()  # one text note per figure the cell displayed
     code: str = ""  # the cell's source, for the behavior reflector
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A figure the last action displayed: its text note, and the PNG while bcc still holds it
-    (a resumed run keeps the notes only)."""
-
-    note: str
-    png: bytes | None = None
 
 
 @dataclass(frozen=True)

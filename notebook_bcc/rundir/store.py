@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import failpoints
-from .errors import InputError, RunLocked, StorageError, UsageError
+from notebook_bcc import failpoints
+from notebook_bcc.errors import InputError, RunLocked, StorageError, UsageError
 
 __all__ = ["RunStore", "write_durable", "slugify", "utc_now"]
 

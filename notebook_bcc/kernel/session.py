@@ -35,9 +35,15 @@ from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
-from ._inspect_src import SOURCE as _HELPER_SOURCE
-from .cell_output import RICH_OUTPUT_MAX_BYTES, StreamSink, drop_oversized, excerpt, merge_streams
-from .errors import BccError, KernelError
+from notebook_bcc.errors import BccError, KernelError
+from notebook_bcc.kernel.helper_source import SOURCE as _HELPER_SOURCE
+from notebook_bcc.kernel.outputs import (
+    RICH_OUTPUT_MAX_BYTES,
+    StreamSink,
+    drop_oversized,
+    excerpt,
+    merge_streams,
+)
 
 __all__ = [
     "RICH_OUTPUT_MAX_BYTES",
@@ -62,7 +68,7 @@ SECRET_PATTERNS: tuple[str, ...] = (
     "DEEPSEEK_*", "XAI_*",
 )  # fmt: skip
 
-_OUTSTREAM = "notebook_bcc.kernel_stream.BoundedOutStream"  # bounds each stream message
+_OUTSTREAM = "notebook_bcc.kernel.stream.BoundedOutStream"  # bounds each stream message
 _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
 FETCH_CHARS = 8_000  # JSON size up to which a variable's value is fetched (summary, results)
 

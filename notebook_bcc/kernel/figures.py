@@ -12,11 +12,20 @@ import binascii
 import io
 import struct
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from .observation import Figure
 
-__all__ = ["figures_in", "png_size", "downscaled_png", "MAX_FIGURES", "MAX_SIDE_PX"]
+@dataclass(frozen=True)
+class Figure:
+    """A figure a cell displayed: its text note, and the PNG while bcc still holds it (a
+    resumed run keeps the notes only)."""
+
+    note: str
+    png: bytes | None = None
+
+
+__all__ = ["Figure", "figures_in", "png_size", "downscaled_png", "MAX_FIGURES", "MAX_SIDE_PX"]
 
 MAX_FIGURES = 3  # image parts per request
 MAX_SIDE_PX = 768

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .tables import read_delimited
+from notebook_bcc.inputs.tables import read_delimited
 
 __all__ = ["preview_files", "preview_file"]
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from string import Template
 
-from .observation import Attempt, CellFact, Observation, check_lines
-from .payloads import resource_dir
+from notebook_bcc.contract.observation import Attempt, CellFact, Observation, check_lines
+from notebook_bcc.contract.payloads import resource_dir
 
 __all__ = ["PROMPT_BUDGET_CHARS", "RenderedPrompt", "History", "render", "template_path"]
 

@@ -15,33 +15,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from . import failpoints, fsm
-from .agents import Agent, AgentReply, make_agent
-from .config import RunConfig
-from .errors import (
-    BccError,
-    BudgetExhausted,
-    InputError,
-    Interrupted,
-    KernelError,
-    PayloadError,
-    StorageError,
-)
-from .exchange import AgentExchange
-from .figures import figures_in
-from .fsm import Event, State
-from .inputs import check_inputs
-from .kernel import (
-    CellOutcome,
-    CheckReport,
-    KernelSession,
-    VariableInfo,
-    execute_notebook,
-    reap_kernels,
-)
-from .notebook import CellTag, NotebookDocument
-from .observation import CellFact, Figure, Observation, observe
-from .payloads import (
+from notebook_bcc import failpoints
+from notebook_bcc.agents import Agent, AgentReply, make_agent
+from notebook_bcc.config import RunConfig
+from notebook_bcc.contract.observation import CellFact, Observation, observe
+from notebook_bcc.contract.payloads import (
     ActionsPayload,
     BehaviorPayload,
     ParsedPayload,
@@ -52,14 +30,37 @@ from .payloads import (
     element_for_log,
     parse_payload,
 )
-from .preview import preview_files
-from .problem import read_problem
-from .prompts import render
-from .results import RESULT_NAMES, compare
-from .runstore import RunStore, slugify, utc_now
-from .state import StageRecord, StepRecord, Usage, WorkflowState
-from .summary import build_summary, render_summary_md
-from .translog import TransitionLog
+from notebook_bcc.contract.prompts import render
+from notebook_bcc.contract.translog import TransitionLog
+from notebook_bcc.errors import (
+    BccError,
+    BudgetExhausted,
+    InputError,
+    Interrupted,
+    KernelError,
+    PayloadError,
+    StorageError,
+)
+from notebook_bcc.inputs.check import check_inputs
+from notebook_bcc.inputs.preview import preview_files
+from notebook_bcc.inputs.problem import read_problem
+from notebook_bcc.kernel.figures import Figure, figures_in
+from notebook_bcc.kernel.session import (
+    CellOutcome,
+    CheckReport,
+    KernelSession,
+    VariableInfo,
+    execute_notebook,
+    reap_kernels,
+)
+from notebook_bcc.rundir.notebook import CellTag, NotebookDocument
+from notebook_bcc.rundir.results import RESULT_NAMES, compare
+from notebook_bcc.rundir.state import StageRecord, StepRecord, Usage, WorkflowState
+from notebook_bcc.rundir.store import RunStore, slugify, utc_now
+from notebook_bcc.rundir.summary import build_summary, render_summary_md
+from notebook_bcc.workflow import fsm
+from notebook_bcc.workflow.exchange import AgentExchange
+from notebook_bcc.workflow.fsm import Event, State
 
 __all__ = ["Runner", "RunResult"]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from lxml import etree
 
-from .errors import InputError
-from .runstore import RunStore
+from notebook_bcc.errors import InputError
+from notebook_bcc.rundir.store import RunStore
 
 __all__ = ["status_json", "status_text", "log_list", "log_show"]
 

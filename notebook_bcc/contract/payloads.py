@@ -21,8 +21,7 @@ from types import SimpleNamespace
 
 from lxml import etree
 
-from .errors import InputError, PayloadError
-from .payload_types import (  # noqa: F401 - re-exported
+from notebook_bcc.contract.types import (  # noqa: F401 - re-exported
     Action,
     ActionsPayload,
     ArtifactClaim,
@@ -37,6 +36,7 @@ from .payload_types import (  # noqa: F401 - re-exported
     StepSpec,
     VariableSpec,
 )
+from notebook_bcc.errors import InputError, PayloadError
 
 KINDS = ("stages", "steps", "behavior", "actions", "reflection", "stage_reflection")
 MAX_REPLY_CHARS = 200_000
@@ -46,7 +46,7 @@ MAX_REPLY_CHARS = 200_000
 
 def resource_dir() -> Path:
     """The ``prompts`` directory: inside the package (wheel) or next to it (source checkout)."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # notebook_bcc/
     if (package / "prompts" / "schemas").is_dir():
         return package / "prompts"
     return package.parent / "prompts"

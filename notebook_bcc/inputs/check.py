@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from notebook_bcc.errors import InputError
 
 __all__ = ["Inputs", "check_inputs"]
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .results import answers
-from .state import WorkflowState
+from notebook_bcc.rundir.results import answers
+from notebook_bcc.rundir.state import WorkflowState
 
 __all__ = ["build_summary", "render_summary_md"]
 

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import failpoints
-from .agents import Agent, AgentReply
-from .errors import LLMError, PayloadError
-from .fsm import Event
-from .observation import Observation
-from .payloads import ParsedPayload, parse_payload
-from .prompts import RenderedPrompt, with_repair
-from .runstore import RunStore
-from .translog import TransitionLog
+from notebook_bcc import failpoints
+from notebook_bcc.agents import Agent, AgentReply
+from notebook_bcc.contract.observation import Observation
+from notebook_bcc.contract.payloads import ParsedPayload, parse_payload
+from notebook_bcc.contract.prompts import RenderedPrompt, with_repair
+from notebook_bcc.contract.translog import TransitionLog
+from notebook_bcc.errors import LLMError, PayloadError
+from notebook_bcc.rundir.store import RunStore
+from notebook_bcc.workflow.fsm import Event
 
 __all__ = ["AgentExchange", "PENDING_REPLY"]
 

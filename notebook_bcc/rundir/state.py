@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .results import RESULT_NAMES
-from .variables import VariableLedger
+from notebook_bcc.rundir.ledger import VariableLedger
+from notebook_bcc.rundir.results import RESULT_NAMES
 
 __all__ = ["SCHEMA_VERSION", "StepRecord", "StageRecord", "Counters", "Usage", "WorkflowState"]
 

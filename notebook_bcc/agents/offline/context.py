@@ -1,0 +1,22 @@
+"""What a recipe is given (``RecipeContext``) and what it returns (``Cell``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Cell", "RecipeContext"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    kind: str  # "text" (markdown) | "code"
+    content: str
+
+
+@dataclass(frozen=True)
+class RecipeContext:
+    target: str | None
+    task: str  # "classification" | "regression" | "eda"
+    seed: int = 42
+    variant: int = 0
+    questions: tuple[str, ...] = ()  # the problem's questions (final_answers keys)

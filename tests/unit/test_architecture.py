@@ -1,0 +1,99 @@
+"""The package's import graph: no cycle among modules, and packages import only downwards.
+
+Import-time edges only: imports at module level, outside ``if TYPE_CHECKING:``. (A function
+may import lazily, as ``agents.make_agent`` does, to keep ``bcc --help`` and offline runs
+free of litellm.)
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "notebook_bcc"
+#: lower layers never import higher ones; modules of one layer may import each other only
+#: inside one subpackage
+LAYERS = {
+    "errors": 0,
+    "config": 0,
+    "failpoints": 0,
+    "progress": 0,
+    "inputs": 1,
+    "kernel": 1,
+    "rundir": 1,
+    "contract": 2,
+    "agents": 3,
+    "workflow": 4,
+    "cli": 5,
+    "__main__": 6,
+}
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in tree.body:  # module level only
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("notebook_bcc"):
+                found.add(node.module)
+                found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("notebook_bcc"))
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    return {
+        name: {m for m in _imports(path) if m in modules and m != name}
+        for name, path in modules.items()
+    }
+
+
+def test_no_relative_imports() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level], path
+
+
+def test_the_module_graph_has_no_cycle() -> None:
+    graph = _graph()
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            assert state.get(nxt) != 1, "import cycle: " + " -> ".join([*trail, node, nxt])
+            if nxt not in state:
+                visit(nxt, [*trail, node])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+
+
+def _layer(module: str) -> tuple[int, str]:
+    top = module.split(".")[1] if "." in module else "__init__"
+    return LAYERS.get(top, -1), top
+
+
+def test_packages_import_only_downwards() -> None:
+    wrong = []
+    for module, targets in _graph().items():
+        if module == "notebook_bcc":
+            continue
+        layer, top = _layer(module)
+        assert layer >= 0, f"{module}: its package is missing from LAYERS"
+        for target in targets:
+            t_layer, t_top = _layer(target)
+            if t_top != top and t_layer >= layer:
+                wrong.append(f"{module} -> {target}")
+    assert not wrong, wrong
