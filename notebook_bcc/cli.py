@@ -165,7 +165,7 @@ def run(
 ) -> None:
     """Run a new analysis: PROBLEM and DATA files -> a run directory with notebook.ipynb."""
     from notebook_bcc.config import RunConfig, default_model
-    from notebook_bcc.workflow.runner import Runner
+    from notebook_bcc.workflow import session
 
     def make(hook: Any) -> Any:
         if cell_timeout <= 0 or min(max_behaviors_per_step, max_steps_per_stage, max_stages) < 1:
@@ -189,7 +189,7 @@ def run(
             verify=not no_verify,
             free_deprecated=free_deprecated,
         )
-        return Runner.create(config, problem, data, out=out, runs_dir=runs_dir, on_event=hook)
+        return session.create_run(config, problem, data, out=out, runs_dir=runs_dir, on_event=hook)
 
     _run(make, quiet, as_json, debug)
 
@@ -206,7 +206,7 @@ def resume(
     debug: Debug = False,
 ) -> None:
     """Continue a run from its last checkpoint (fresh kernel, notebook replayed)."""
-    from notebook_bcc.workflow.runner import Runner
+    from notebook_bcc.workflow import session
 
     budgets = {
         "max_llm_calls": max_llm_calls,
@@ -214,7 +214,12 @@ def resume(
         "max_wall_s": max_wall_s,
         "max_kernel_restarts": max_kernel_restarts,
     }
-    _run(lambda hook: Runner.resume(run_dir, budgets=budgets, on_event=hook), quiet, as_json, debug)
+    _run(
+        lambda hook: session.resume_run(run_dir, budgets=budgets, on_event=hook),
+        quiet,
+        as_json,
+        debug,
+    )
 
 
 @app.command()
@@ -227,7 +232,7 @@ def replay(
 ) -> None:
     """Re-run a recorded run with its recorded replies (no model)."""
     from notebook_bcc.config import RunConfig
-    from notebook_bcc.workflow.runner import Runner
+    from notebook_bcc.workflow import session
 
     def make(hook: Any) -> Any:
         saved = (
@@ -241,7 +246,7 @@ def replay(
             )
         config = RunConfig.from_json(saved).with_budgets(model=f"replay:{run_dir}")
         data = sorted((run_dir / "assets").iterdir())
-        return Runner.create(config, run_dir / "problem.md", data, out=out, on_event=hook)
+        return session.create_run(config, run_dir / "problem.md", data, out=out, on_event=hook)
 
     _run(make, quiet, as_json, debug)
 

@@ -11,6 +11,7 @@ from notebook_bcc.config import RunConfig
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 from notebook_bcc.workflow.runner import Runner
+from notebook_bcc.workflow.session import create_run
 
 
 @dataclass
@@ -77,6 +78,6 @@ def make_runner(tmp: Path, agent: ScriptedAgent, **config: object) -> Runner:
     problem.write_text("Describe the numbers.\n")
     data = tmp / "data.csv"
     data.write_text("a,b\n1,2\n3,4\n5,6\n")
-    runner = Runner.create(RunConfig(model="offline", **config), problem, [data], out=tmp / "run")
+    runner = create_run(RunConfig(model="offline", **config), problem, [data], out=tmp / "run")
     runner.agent = agent
     return runner

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from notebook_bcc.agents.observation import Observation
-from notebook_bcc.agents.prompts import RenderedPrompt
+from notebook_bcc.contract.observation import Observation
+from notebook_bcc.contract.prompts import RenderedPrompt
 
 __all__ = ["Agent", "AgentReply", "make_agent"]
 
@@ -47,13 +47,13 @@ def make_agent(
 ) -> Agent:
     """The backend for ``model`` (see module docstring)."""
     if model == "offline":
-        from notebook_bcc.agents.__init__.offline import OfflineAnalyst
+        from notebook_bcc.agents.offline import OfflineAnalyst
 
         return OfflineAnalyst()
     if model.startswith("replay:"):
-        from notebook_bcc.agents.__init__.replay import ReplayAgent
+        from notebook_bcc.agents.replay import ReplayAgent
 
         return ReplayAgent.from_run_dir(model.split(":", 1)[1])
-    from notebook_bcc.agents.__init__.llm import LLMAgent
+    from notebook_bcc.agents.llm import LLMAgent
 
     return LLMAgent(model, api_base=api_base, run_id=run_id, timeout=timeout)

@@ -108,6 +108,18 @@ class NotebookDocument:
         self.nb.cells.append(new_markdown_cell(text, metadata=meta))
         return len(self.nb.cells) - 1
 
+    def add_stage_heading(self, title: str, goal: str, tag: CellTag) -> int:
+        """Entering a stage: its title as a heading, then its goal in italics."""
+        return self.add_markdown(f"## {title}\n\n*{goal}*", tag, role="stage")
+
+    def add_step_heading(self, title: str, tag: CellTag) -> int:
+        return self.add_markdown(f"### {title}", tag, role="step")
+
+    def add_failure_note(self, step_title: str, reason: str, feedback: str, tag: CellTag) -> int:
+        """A step given up at its cap (G3): why, and the reviewer's last words."""
+        text = f"> **Step not completed.** {step_title}: {reason}. Last feedback: {feedback}"
+        return self.add_markdown(text, tag, role="failure")
+
     def add_code(
         self,
         source: str,

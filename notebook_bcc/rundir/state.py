@@ -140,6 +140,26 @@ class WorkflowState:
             key = "/".join(parts[:depth])
             self.usage_by_location.setdefault(key, Usage()).add(usage)
 
+    def progress(self) -> dict[str, Any]:
+        """What a progress display shows after a transition (``bcc run --json`` lines)."""
+        return {
+            "path": self.path,
+            "plan": [
+                {
+                    "id": st.id,
+                    "title": st.title,
+                    "status": st.status,
+                    "steps": [[t.id, t.status] for t in st.steps],
+                }
+                for st in self.stages
+            ],
+            "llm_calls": self.counters.llm_calls,
+            "cost_usd": self.usage.cost_usd,
+            "cells": self.counters.cells,
+            "last_cell": self.last_execution[-1]["status"] if self.last_execution else None,
+            "elapsed_s": self.elapsed_s,
+        }
+
     def remaining_required(self) -> dict[str, str]:
         """Variables that later steps or stages still list as required (guard G5)."""
         need: dict[str, str] = {}

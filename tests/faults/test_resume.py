@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from notebook_bcc.rundir.store import RunStore
-from notebook_bcc.workflow.runner import reap_orphan_kernels
+from notebook_bcc.workflow.session import reap_orphan_kernels
 from tests.conftest import BCC, ROOT, run_bcc
 from tests.fakellm import FakeLLM
 from tests.faults.test_kill_resume import _alive, _data, _wait

@@ -34,7 +34,9 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The package's modules this file imports at import time. ``from pkg import sub`` depends
+    on ``sub`` (the package itself is being imported already, as every parent is)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: set[str] = set()
     for node in tree.body:  # module level only
@@ -42,8 +44,8 @@ def _imports(path: Path) -> set[str]:
             continue
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module.startswith("notebook_bcc"):
-                found.add(node.module)
-                found.update(f"{node.module}.{a.name}" for a in node.names)
+                subs = {f"{node.module}.{a.name}" for a in node.names} & modules
+                found |= subs if len(subs) == len(node.names) else {node.module, *subs}
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("notebook_bcc"))
     return found
@@ -52,7 +54,7 @@ def _imports(path: Path) -> set[str]:
 def _graph() -> dict[str, set[str]]:
     modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
     return {
-        name: {m for m in _imports(path) if m in modules and m != name}
+        name: {m for m in _imports(path, set(modules)) if m in modules and m != name}
         for name, path in modules.items()
     }
 

@@ -11,12 +11,12 @@ import re
 
 from lxml import etree
 
-from notebook_bcc.agents.observation import Observation
-from notebook_bcc.agents.offline import AgentReply
-from notebook_bcc.agents.offline.__init__.plan import StagePlay, StepPlay, playbook
-from notebook_bcc.agents.offline.__init__.recipes import RECIPES, Cell, RecipeContext
-from notebook_bcc.agents.problem import ProblemSpec, read_problem, resolve_target
-from notebook_bcc.agents.prompts import RenderedPrompt
+from notebook_bcc.agents import AgentReply
+from notebook_bcc.agents.offline.plan import StagePlay, StepPlay, playbook
+from notebook_bcc.agents.offline.recipes import RECIPES, Cell, RecipeContext
+from notebook_bcc.contract.observation import Observation
+from notebook_bcc.contract.prompts import RenderedPrompt
+from notebook_bcc.inputs.problem import ProblemSpec, read_problem, resolve_target
 
 __all__ = ["OfflineAnalyst"]
 

@@ -1,0 +1,26 @@
+"""RunContext: what the parts of one run share (settings, run directory, notebook, state)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from notebook_bcc.config import RunConfig
+from notebook_bcc.rundir.notebook import NotebookDocument
+from notebook_bcc.rundir.state import WorkflowState
+from notebook_bcc.rundir.store import RunStore
+
+__all__ = ["RunContext"]
+
+
+@dataclass
+class RunContext:
+    """Shared by the runner, its transition handlers and its kernel host.
+
+    Mutable on purpose: an abort swaps ``state`` for the last checkpoint, and every part sees
+    the swap because each reads ``ctx.state`` when it acts.
+    """
+
+    config: RunConfig
+    store: RunStore
+    doc: NotebookDocument
+    state: WorkflowState

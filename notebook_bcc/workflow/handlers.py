@@ -1,0 +1,365 @@
+"""One handler per agent event: what a validated payload does to the state, the notebook and
+the kernel, and where the machine goes next (docs/architecture.md, "One transition").
+
+Each handler returns the target state and whether the transition was forced by a guard. The
+guards themselves are pure functions in ``guards.py``; a handler applies their verdict and
+writes it to the transition log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from notebook_bcc.contract.observation import CellFact
+from notebook_bcc.contract.payloads import (
+    ActionsPayload,
+    BehaviorPayload,
+    ParsedPayload,
+    ReflectionPayload,
+    StageReflectionPayload,
+    StagesPayload,
+    StepsPayload,
+    parse_payload,
+)
+from notebook_bcc.contract.translog import TransitionLog
+from notebook_bcc.errors import KernelError
+from notebook_bcc.kernel.figures import Figure, figures_in
+from notebook_bcc.kernel.session import CellOutcome, CheckReport
+from notebook_bcc.rundir.notebook import CellTag
+from notebook_bcc.rundir.state import StageRecord, StepRecord
+from notebook_bcc.workflow import guards
+from notebook_bcc.workflow.context import RunContext
+from notebook_bcc.workflow.fsm import Event, State
+from notebook_bcc.workflow.guards import Guard
+from notebook_bcc.workflow.host import KernelHost
+
+__all__ = ["Handlers", "fact_from"]
+
+Outcome = tuple[State, bool]  # the target state, and whether a guard forced it
+
+
+def _log_guard(log: TransitionLog, guard: Guard) -> None:
+    log.add_guard(guard.name, guard.effect, guard.reason)
+
+
+class Handlers:
+    """The payload handlers of one run, and the entry actions of stages and steps."""
+
+    def __init__(self, ctx: RunContext, host: KernelHost) -> None:
+        self.ctx = ctx
+        self.host = host
+        self.behavior: BehaviorPayload | None = None  # parsed from state.behavior_xml, cached
+        self.figures: tuple[Figure, ...] = ()  # the last action's figures, for its reflector
+
+    def handle(self, event: Event, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
+        handler = {
+            Event.START_WORKFLOW: self.on_stages,
+            Event.START_STEP: self.on_steps,
+            Event.START_BEHAVIOR: self.on_behavior,
+            Event.COMPLETE_ACTION: self.on_actions,
+            Event.COMPLETE_STEP: self.on_reflection,
+            Event.COMPLETE_STAGE: self.on_stage_reflection,
+        }[event]
+        return handler(parsed, log)
+
+    # -- position -------------------------------------------------------------------------
+    def current_behavior(self) -> BehaviorPayload | None:
+        s = self.ctx.state
+        if not s.behavior_xml:
+            return None
+        if self.behavior is None:
+            value = parse_payload(s.behavior_xml, "behavior").value
+            assert isinstance(value, BehaviorPayload)
+            self.behavior = value
+        return self.behavior
+
+    def tag(self) -> CellTag:
+        s = self.ctx.state
+        return CellTag(
+            s.stage.id if s.stage else "",
+            s.step.id if s.step else "",
+            s.behavior_id,
+            s.iteration,
+            s.seq + 1,
+        )
+
+    def forget_behavior(self) -> None:
+        """A new stage or step starts with no behavior, attempts, feedback or last cells."""
+        s = self.ctx.state
+        s.behavior_id, s.iteration, s.feedback, s.behavior_xml = "", 0, "", ""
+        s.step_log, s.last_execution, s.last_checks = [], [], {}
+        self.behavior = None
+
+    def enter_stage(self, index: int) -> None:
+        s, doc = self.ctx.state, self.ctx.doc
+        s.stage_index, s.step_index = index, 0
+        self.forget_behavior()
+        s.stage.status = "running"
+        doc.add_stage_heading(s.stage.title, s.stage.goal, self.tag())
+        doc.save()
+
+    def enter_step(self, index: int) -> None:
+        s, doc = self.ctx.state, self.ctx.doc
+        s.step_index = index
+        self.forget_behavior()
+        s.step.status = "running"
+        doc.add_step_heading(s.step.title, self.tag())
+        doc.save()
+
+    def next_stage(self) -> State:
+        """NEXT_STAGE (no agent): the next pending stage, or the end of the workflow."""
+        s = self.ctx.state
+        pending = range(s.stage_index + 1, len(s.stages))
+        nxt = next((i for i in pending if s.stages[i].status == "pending"), None)
+        if nxt is None:
+            return State.WORKFLOW_COMPLETED
+        self.enter_stage(nxt)
+        return State.STAGE_RUNNING
+
+    def _capped(self, items: Any, cap: int, what: str, log: TransitionLog) -> list[Any]:
+        kept, guard = guards.cap_plan(items, cap, what)
+        if guard is not None:
+            _log_guard(log, guard)
+            self.ctx.state.counters.forced_transitions += 1
+        return kept
+
+    # -- planners -------------------------------------------------------------------------
+    def on_stages(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
+        p = parsed.value
+        assert isinstance(p, StagesPayload)
+        s, doc = self.ctx.state, self.ctx.doc
+        stages = self._capped(p.stages, self.ctx.config.max_stages, "stages", log)
+        s.stages = [_plan_record(StageRecord, st) for st in stages]
+        if p.title:
+            s.project_title = p.title
+            doc.set_title(p.title)
+        s.focus = p.focus or ""
+        self.enter_stage(0)
+        return State.STAGE_RUNNING, False
+
+    def on_steps(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
+        p = parsed.value
+        assert isinstance(p, StepsPayload)
+        s = self.ctx.state
+        steps = self._capped(p.steps, self.ctx.config.max_steps_per_stage, "steps", log)
+        s.stage.steps = [_plan_record(StepRecord, t) for t in steps]
+        s.stage.focus = (p.focus or "").strip()
+        self.enter_step(0)
+        return State.STEP_RUNNING, False
+
+    def on_behavior(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
+        p = parsed.value
+        assert isinstance(p, BehaviorPayload)
+        s = self.ctx.state
+        s.step.behaviors += 1
+        s.iteration = s.step.behaviors
+        s.behavior_id = p.id
+        s.behavior_xml = parsed.xml
+        self.behavior = p
+        s.last_execution, s.last_checks = [], {}
+        s.step_log.append({"behavior": p.id, "iteration": s.iteration, "task": p.task})
+        return State.BEHAVIOR_RUNNING, False
+
+    # -- the action: cells in the kernel, then the checks (G1 facts, G7) ------------------
+    def on_actions(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
+        p = parsed.value
+        assert isinstance(p, ActionsPayload)
+        kernel = self.host.ensure()
+        ctx = self.ctx
+        s, step, tag, doc = ctx.state, ctx.state.step, self.tag(), ctx.doc
+        texts: list[str] = []
+        facts: list[dict[str, Any]] = []
+        notes: list[str] = []
+        figures: list[Figure] = []
+        failed = False
+        for n, action in enumerate(p.actions, 1):
+            if action.kind == "title":
+                s.project_title = action.content.strip()
+                doc.set_title(s.project_title)
+                continue
+            if action.kind == "text":
+                texts.append(action.content)
+                continue
+            cell_id = f"{s.seq + 1}-{n}"
+            if failed:
+                log.add_cell(
+                    cell_id, "skipped", 0, "not run: an earlier cell of this action failed"
+                )
+                continue
+            repeated = guards.repeated_code(action.content, step.failed_code)
+            if repeated is not None:
+                failed = True
+                _log_guard(log, repeated)
+                notes.append(f"G7: {repeated.reason}")
+                fact = CellFact("skipped", repeated.reason, "RepeatedCode", repeated.reason)
+                facts.append(asdict(fact))
+                continue
+            restarts = kernel.restarts
+            outcome = kernel.run_cell(action.content, spill_name=cell_id)
+            s.counters.cells += 1
+            log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)
+            shown = figures_in(outcome.outputs, first=len(figures) + 1)
+            figures += shown
+            facts.append(asdict(fact_from(outcome, tuple(f.note for f in shown), action.content)))
+            if outcome.status == "ok":
+                self._flush_texts(texts, tag)
+                doc.add_code(action.content, tag, outcome.outputs, outcome.execution_count)
+                doc.save()
+                continue
+            failed = True
+            step.failed_code.append(guards.code_digest(action.content))
+            if ctx.config.keep_failed_cells:
+                self._flush_texts(texts, tag)
+                doc.add_code(
+                    action.content, tag, outcome.outputs, outcome.execution_count, failed=True
+                )
+                doc.save()
+            texts.clear()
+            if outcome.status in ("dead", "timeout"):
+                notes.append(self.host.recover(outcome, kernel.restarts > restarts))
+        if not failed:
+            self._flush_texts(texts, tag)
+            doc.save()
+        self.host.observe(f"{s.path}#{s.seq + 1}")
+        behavior = self.current_behavior()
+        names = [v.name for v in behavior.outputs] if behavior else []
+        criteria = list(behavior.acceptance) if behavior else []
+        try:
+            report = kernel.check(names, criteria)
+        except (TimeoutError, KernelError) as exc:
+            notes.append(f"checks could not run: {exc}")
+            report = CheckReport(tuple((n, False) for n in names), ())
+        for name, present in report.artifacts:
+            log.add_artifact(name, present)
+        for expr, status, detail in report.criteria:
+            log.add_criterion(expr, status, detail)
+        s.last_execution = facts
+        s.last_checks = {
+            "artifacts": [list(a) for a in report.artifacts],
+            "criteria": [list(c) for c in report.criteria],
+            "notes": notes,
+        }
+        self.figures = tuple(figures)
+        if s.step_log:
+            s.step_log[-1].update(cells=facts, checks=s.last_checks)
+        doc.save()
+        return State.BEHAVIOR_COMPLETED, False
+
+    def _flush_texts(self, texts: list[str], tag: CellTag) -> None:
+        for text in texts:
+            self.ctx.doc.add_markdown(text, tag)
+        texts.clear()
+
+    # -- reflectors -----------------------------------------------------------------------
+    def on_reflection(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
+        p = parsed.value
+        assert isinstance(p, ReflectionPayload)
+        ctx = self.ctx
+        s, step, doc = ctx.state, ctx.state.step, ctx.doc
+        missing = [a for a, ok in s.last_checks.get("artifacts", []) if not ok]
+        complete = p.next_state == "STEP_COMPLETED"
+        feedback = p.decision_reasoning
+        overridden = guards.completion(complete, missing)
+        if overridden is not None:
+            _log_guard(log, overridden)
+            s.counters.guard_overrides += 1
+            complete, feedback = False, f"{overridden.reason}. {feedback}"
+        self.figures = ()
+        if s.step_log:
+            s.step_log[-1].update(
+                verdict="complete" if complete else "retry",
+                reasoning=" ".join(dict.fromkeys(x for x in (p.goal_reasoning, feedback) if x)),
+                comment=(p.comment or "").strip() if complete else "",
+                produced=[[v.name, v.description] for v in p.variables_produced],
+                recommendations=(p.recommendations or "").strip(),
+            )
+        if complete:
+            step.status = "complete"
+            step.comment = (p.comment or "").strip()
+            if step.comment:
+                doc.add_markdown(step.comment, self.tag(), role="comment")
+                doc.save()
+            s.feedback = ""
+            return State.STEP_COMPLETED, False
+        s.counters.failed_behaviors += 1
+        s.feedback = feedback
+        capped = guards.step_cap(step.behaviors, ctx.config.max_behaviors_per_step)
+        if capped is None:
+            return State.STEP_RUNNING, False
+        _log_guard(log, capped)
+        s.counters.forced_transitions += 1
+        step.status, step.note = "failed", capped.reason
+        if s.step_log:
+            s.step_log[-1]["verdict"] = "failed"
+        doc.add_failure_note(step.title, capped.reason, feedback, self.tag())
+        doc.save()
+        return State.STEP_COMPLETED, True
+
+    def on_stage_reflection(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
+        p = parsed.value
+        assert isinstance(p, StageReflectionPayload)
+        s, stage = self.ctx.state, self.ctx.state.stage
+        self._manage_variables(p, log)
+        reviewed = next((t for t in stage.steps if t.id == p.step_id), s.step)
+        if reviewed is not None:
+            reviewed.findings = [[priority, text.strip()] for priority, text in p.findings]
+        pending = [i for i, t in enumerate(stage.steps) if t.status == "pending"]
+        wants_next, moved = guards.plan_move(
+            p.next_state == "STEP_RUNNING", [stage.steps[i].id for i in pending]
+        )
+        if moved is not None:
+            _log_guard(log, moved)
+            if moved.effect == "steps_skipped":
+                for i in pending:
+                    stage.steps[i].status = "skipped"
+        if wants_next:
+            ids = {stage.steps[i].id: i for i in pending}
+            self.enter_step(ids.get(p.next_focus or "", pending[0]))
+            return State.STEP_RUNNING, False
+        done = all(t.status == "complete" for t in stage.steps)
+        stage.status = "complete" if done else "partial"
+        if p.stage_experience and p.stage_experience.strip():
+            stage.experience = p.stage_experience.strip()
+            s.lessons.append(stage.experience)
+        return State.STAGE_COMPLETED, False
+
+    def _manage_variables(self, p: StageReflectionPayload, log: TransitionLog) -> None:
+        """Retain, and deprecate under G5; free ``safe`` deprecations when so configured."""
+        ctx = self.ctx
+        s = ctx.state
+        for var in p.retain:
+            s.ledger.retain(var.name, var.next_use)
+        protected = s.remaining_required()
+        free: list[str] = []
+        for var in p.deprecate:
+            decision = s.ledger.deprecate(var.name, var.replacement, s.stage.id, protected)
+            if not decision.applied:
+                _log_guard(
+                    log, Guard("G5", "deprecation_refused", f"{var.name}: {decision.reason}")
+                )
+            elif var.safe and ctx.config.free_deprecated:
+                free.append(var.name)
+        if free and self.host.kernel is not None:
+            self.host.kernel.delete(free)
+            s.ledger.mark_deleted(free, f"{s.path}#{s.seq + 1}")
+            ctx.store.append_event({"type": "freed", "variables": free})
+        ctx.doc.set_variables(s.ledger.to_json())
+        ctx.doc.save()
+
+
+def _plan_record(cls: type[Any], spec: Any) -> Any:
+    """A StageRecord or StepRecord from a planned StageSpec or StepSpec."""
+    return cls(
+        spec.id,
+        spec.title,
+        spec.goal,
+        [v.name for v in spec.verified_artifacts],
+        [v.name for v in spec.required_variables],
+    )
+
+
+def fact_from(outcome: CellOutcome, figures: tuple[str, ...] = (), code: str = "") -> CellFact:
+    return CellFact(
+        outcome.status, outcome.excerpt, outcome.error_name, outcome.error_value, figures, code
+    )

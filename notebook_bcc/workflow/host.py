@@ -1,0 +1,126 @@
+"""KernelHost: the run's kernel, started on first use, and what the run learns from it.
+
+It starts the kernel lazily (a model failing at once costs no kernel), runs the parameters
+cell of a new run or replays the notebook of a resumed one, records the kernel's pid for a
+later resume to reap, inspects the namespace into the ledger after cells, rebuilds the state
+after a restart (within ``--max-kernel-restarts``) and fetches the results at the end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from notebook_bcc.errors import KernelError
+from notebook_bcc.kernel.session import CellOutcome, KernelSession
+from notebook_bcc.rundir.results import RESULT_NAMES
+from notebook_bcc.workflow.context import RunContext
+
+__all__ = ["KernelHost"]
+
+
+class KernelHost:
+    def __init__(self, ctx: RunContext, *, resumed: bool = False) -> None:
+        self.ctx = ctx
+        self.resumed = resumed  # a resumed run rebuilds its kernel state by replay
+        self.kernel: KernelSession | None = None
+
+    def ensure(self) -> KernelSession:
+        """The run's kernel, started on first use."""
+        if self.kernel is not None:
+            return self.kernel
+        ctx, config = self.ctx, self.ctx.config
+        self.kernel = KernelSession(
+            ctx.store.root,
+            cell_timeout=config.cell_timeout,
+            startup_timeout=config.kernel_startup_timeout,
+            output_cap_chars=config.output_cap_chars,
+            excerpt_chars=config.excerpt_chars,
+            log_path=ctx.store.root / "kernel.log",
+            spill_dir=ctx.store.root / "outputs",
+        )
+        self.kernel.start()
+        self.record()
+        if self.resumed:
+            self.replay("resume")
+        else:
+            for cell in ctx.doc.setup_cells():
+                outcome = self.kernel.run_cell(cell.source)
+                if outcome.status != "ok":
+                    raise KernelError(f"the parameters cell failed: {outcome.excerpt[-300:]}")
+                ctx.doc.set_outputs(cell, outcome.outputs, outcome.execution_count)
+            self.observe("parameters")
+            ctx.doc.save()
+        return self.kernel
+
+    def record(self) -> None:
+        """Note the kernel's pid and process group, so a later resume can reap an orphan."""
+        assert self.kernel is not None
+        self.ctx.store.append_event(
+            {"type": "kernel", "pid": self.kernel.pid, "pgid": self.kernel.pgid}
+        )
+
+    def replay(self, why: str) -> list[str]:
+        """Re-run the notebook's code cells to rebuild kernel state; return divergences."""
+        assert self.kernel is not None
+        diverged = []
+        for i, source in enumerate(self.ctx.doc.code_sources()):
+            outcome = self.kernel.run_cell(source)
+            if outcome.status != "ok":
+                diverged.append(f"code cell {i} failed on replay: {outcome.error_name}")
+        self.ctx.store.append_event({"type": "kernel_replay", "why": why, "diverged": diverged})
+        self.observe(f"{self.ctx.state.path}#replay")
+        return diverged
+
+    def observe(self, where: str) -> None:
+        """Inspect the namespace into the ledger (best effort: a failure keeps the last view)."""
+        assert self.kernel is not None
+        ctx = self.ctx
+        try:
+            names = self.kernel.inspect_namespace()
+        except Exception as exc:
+            ctx.store.append_event({"type": "inspect_failed", "error": str(exc)})
+            return
+        ctx.state.ledger.observe(names.variables, where)
+        ctx.state.kernel_code = {
+            "modules": [list(m) for m in names.modules],
+            "callables": [list(c) for c in names.callables],
+        }
+        ctx.doc.set_variables(ctx.state.ledger.to_json())
+
+    def recover(self, outcome: CellOutcome, restarted: bool) -> str:
+        """Say what happened to the kernel; after a restart, rebuild its state by replay."""
+        config, counters = self.ctx.config, self.ctx.state.counters
+        limit = f"exceeded {config.cell_timeout:g} s"
+        if not restarted:
+            return f"the cell {limit} and was interrupted; the kernel kept its state"
+        counters.kernel_restarts += 1
+        self.record()
+        if counters.kernel_restarts > config.max_kernel_restarts:
+            raise KernelError(
+                f"the kernel was restarted {counters.kernel_restarts} times "
+                f"(budget {config.max_kernel_restarts})",
+                remedy="fix the code that kills or hangs the kernel, or continue with "
+                f"`bcc resume {self.ctx.store.root} --max-kernel-restarts N`",
+            )
+        diverged = self.replay(f"kernel {outcome.status}")
+        what = "died" if outcome.status == "dead" else f"{limit} and ignored the interrupt"
+        note = f"the kernel {what}; it was restarted and the notebook replayed"
+        return note + (f" ({len(diverged)} cells diverged)" if diverged else "")
+
+    def results(self) -> dict[str, Any]:
+        """The results and the small JSON-serialisable artifacts of the plan (summary.json)."""
+        assert self.kernel is not None
+        names = [*RESULT_NAMES]
+        for st in self.ctx.state.stages:
+            names += [n for n in st.verified_artifacts if n not in names]
+            for t in st.steps:
+                names += [n for n in t.verified_artifacts if n not in names]
+        try:
+            return self.kernel.fetch_json(names)
+        except Exception as exc:  # the summary is still written without them
+            self.ctx.store.append_event({"type": "artifacts_failed", "error": str(exc)})
+            return {}
+
+    def shutdown(self, *, now: bool) -> None:
+        if self.kernel is not None:
+            self.kernel.shutdown(now=now)

@@ -1,0 +1,152 @@
+"""Opening a run: a new one (``create_run``) or an interrupted one (``resume_run``).
+
+Both return a ``Runner`` ready to ``run()``. Creating checks the inputs and the model string
+before anything is written; resuming takes the run lock, reloads the checkpoint, reaps the
+kernels a killed ``bcc`` left behind and forgets what the last transition had not committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from notebook_bcc.agents import make_agent
+from notebook_bcc.config import RunConfig
+from notebook_bcc.errors import InputError
+from notebook_bcc.inputs.check import check_inputs
+from notebook_bcc.inputs.problem import read_problem
+from notebook_bcc.kernel.session import VariableInfo, reap_kernels
+from notebook_bcc.rundir.notebook import NotebookDocument
+from notebook_bcc.rundir.state import WorkflowState
+from notebook_bcc.rundir.store import RunStore, slugify
+from notebook_bcc.workflow.runner import EventHook, Runner
+
+__all__ = ["create_run", "resume_run", "reap_orphan_kernels", "parameter_variables"]
+
+#: the modules the parameters cell imports (known before the kernel starts)
+PARAMETER_MODULES = [["np", "numpy"], ["random", "random"]]
+
+
+def create_run(
+    config: RunConfig,
+    problem: Path,
+    data: Sequence[Path],
+    *,
+    out: Path | None = None,
+    runs_dir: Path = Path("runs"),
+    on_event: EventHook | None = None,
+) -> Runner:
+    inputs = check_inputs(problem, data)
+    title = read_problem(inputs.problem_text).title
+    slug = slugify(title or inputs.problem.stem)
+    root = RunStore.choose_dir(out, runs_dir, slug)
+    agent = make_agent(
+        config.model, api_base=config.api_base, run_id=root.name, timeout=config.llm_timeout
+    )  # fails (exit 4) before anything is created when the model string is unusable
+    store = RunStore.create(root, inputs.problem, inputs.data)
+    files = [f"assets/{p.name}" for p in inputs.data]
+    state = WorkflowState(run_id=root.name, problem_title=title)
+    state.ledger.observe(parameter_variables(title, files, config.seed), "parameters")
+    state.kernel_code = {"modules": PARAMETER_MODULES, "callables": []}
+    doc = NotebookDocument.create(title, title, files, config.seed, store_writer(store))
+    store.write_json("config.json", {**config.to_json(), "files": files})
+    doc.save()
+    store.write_json("state.json", state.to_json())
+    return Runner(
+        config,
+        store,
+        state,
+        doc,
+        problem_text=inputs.problem_text,
+        files=files,
+        on_event=on_event,
+        agent=agent,
+    )
+
+
+def resume_run(
+    run_dir: Path,
+    *,
+    budgets: dict[str, Any] | None = None,
+    on_event: EventHook | None = None,
+    model: str | None = None,
+) -> Runner:
+    store = RunStore.open(run_dir)
+    store.lock()
+    saved = store.read_json("config.json")
+    files = saved.pop("files")
+    config = RunConfig.from_json(saved).with_budgets(**(budgets or {}), model=model)
+    try:
+        state = WorkflowState.from_json(store.read_json("state.json"))
+    except ValueError as exc:
+        store.unlock()
+        raise InputError(
+            f"{run_dir}/state.json cannot be resumed: {exc}",
+            remedy="resume it with the bcc version that wrote it, or start a new `bcc run`",
+        ) from None
+    doc = NotebookDocument.load(
+        (store.root / "notebook.ipynb").read_text(encoding="utf-8"), store_writer(store)
+    )
+    reap_orphan_kernels(store)
+    uncommitted = doc.cells_after(state.seq)
+    for i in reversed(uncommitted):  # cells of a transition the crash left unfinished
+        doc.remove(i)
+    abandoned = store.abandon_logs_after(state.seq)
+    store.append_event(
+        {
+            "type": "resume",
+            "seq": state.seq,
+            "dropped_cells": len(uncommitted),
+            "abandoned_logs": abandoned,
+        }
+    )
+    problem_text = (store.root / "problem.md").read_text(encoding="utf-8")
+    return Runner(
+        config,
+        store,
+        state,
+        doc,
+        problem_text=problem_text,
+        files=files,
+        on_event=on_event,
+        resumed=True,
+    )
+
+
+def store_writer(store: RunStore) -> Callable[[str], None]:
+    return lambda text: store.write("notebook.ipynb", text)
+
+
+def reap_orphan_kernels(store: RunStore) -> list[int]:
+    """Kill the kernels an earlier, killed bcc left behind for this run; return their pids.
+
+    Called with the run lock held, so no live bcc owns them.
+    """
+    recorded = [(e["pid"], e.get("pgid") or 0) for e in store.events() if e.get("type") == "kernel"]
+    reaped = reap_kernels(recorded)
+    if reaped:
+        store.append_event({"type": "orphans_reaped", "pids": reaped})
+    return reaped
+
+
+def parameter_variables(title: str, files: Sequence[str], seed: int) -> list[VariableInfo]:
+    """The parameters cell's variables, known before the kernel starts (it starts lazily), so
+    the first planners see ``user_submit_files`` in the ledger."""
+    values: list[tuple[str, Any]] = [
+        ("user_problem", title),
+        ("user_submit_files", list(files)),
+        ("seed", seed),
+    ]
+    return [
+        VariableInfo(
+            name,
+            type(v).__name__,
+            None,
+            len(v) if isinstance(v, list | str) else None,
+            (),
+            0,
+            repr(v),
+        )
+        for name, v in values
+    ]

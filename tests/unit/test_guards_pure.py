@@ -1,0 +1,50 @@
+"""The guards as pure functions (no kernel, no run directory)."""
+
+from __future__ import annotations
+
+from notebook_bcc.workflow import guards
+from notebook_bcc.workflow.guards import Guard
+
+
+def test_g1_overrides_a_completion_claim_with_missing_artifacts() -> None:
+    assert guards.completion(True, []) is None
+    assert guards.completion(False, ["model"]) is None
+    assert guards.completion(True, ["model", "score"]) == Guard(
+        "G1", "completion_overridden", "declared artifacts missing in the kernel: model, score"
+    )
+
+
+def test_g3_caps_plans_and_steps() -> None:
+    assert guards.cap_plan([1, 2], 3, "steps") == ([1, 2], None)
+    kept, guard = guards.cap_plan([1, 2, 3, 4], 3, "stages")
+    assert kept == [1, 2, 3] and guard == Guard("G3", "stages_truncated", "4 stages planned, cap 3")
+    assert guards.step_cap(3, 4) is None
+    assert guards.step_cap(4, 4) == Guard("G3", "step_failed", "4 behaviors tried (cap 4)")
+
+
+def test_g4_repairs_impossible_plan_moves() -> None:
+    assert guards.plan_move(True, ["b"]) == (True, None)
+    assert guards.plan_move(False, []) == (False, None)
+    go, guard = guards.plan_move(True, [])
+    assert not go and guard is not None and guard.effect == "stage_completed"
+    go, guard = guards.plan_move(False, ["b", "c"])
+    assert not go and guard == Guard("G4", "steps_skipped", "stage completed with steps left: b, c")
+
+
+def test_g6_names_the_spent_budget() -> None:
+    unlimited = dict(max_llm_calls=None, max_cost_usd=None, max_wall_s=None)
+    assert guards.budget_exhausted(llm_calls=9, cost_usd=9.0, elapsed_s=9.0, **unlimited) is None
+    limits = dict(max_llm_calls=10, max_cost_usd=1.0, max_wall_s=60.0)
+    assert guards.budget_exhausted(llm_calls=9, cost_usd=0.5, elapsed_s=1.0, **limits) is None
+    spent = guards.budget_exhausted(llm_calls=10, cost_usd=0.5, elapsed_s=1.0, **limits)
+    assert spent == "--max-llm-calls 10 reached"
+    spent = guards.budget_exhausted(llm_calls=1, cost_usd=0.5, elapsed_s=61.0, **limits)
+    assert spent == "--max-wall-s 60.0 reached"
+
+
+def test_g7_refuses_code_that_already_failed_in_the_step() -> None:
+    failed = [guards.code_digest("x = 1 / 0\n")]
+    assert guards.repeated_code("  x = 1 / 0  ", failed) == Guard(
+        "G7", "not_rerun", "identical to code that already failed in this step; not re-run"
+    )
+    assert guards.repeated_code("x = 1 / 1", failed) is None
