@@ -1,4 +1,4 @@
-"""The XML contract (DESIGN.md §5): turn an agent's reply into a typed, validated payload.
+"""The XML contract (docs/architecture.md, "One transition"; prompts/schemas): turn an agent's reply into a typed, validated payload.
 
 Pipeline, in order: size cap -> refuse DOCTYPE/ENTITY -> extract the root element -> strict
 parse -> (only if that fails: deterministic hardening and one more strict parse) -> RelaxNG

@@ -44,7 +44,7 @@ _short.maxstring = _short.maxother = _short.maxlong = 160
 _short.maxdict = _short.maxlist = _short.maxtuple = 20
 _short.maxset = _short.maxfrozenset = _short.maxdeque = _short.maxarray = 20
 
-# the results every agent must be able to read whole (DESIGN §9)
+# the results every agent must be able to read whole (README, "Results")
 _RESULTS = ("final_answers", "final_metrics")
 _RESULT_CHARS = 4000
 _long = _OrderedRepr()

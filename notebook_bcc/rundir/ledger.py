@@ -1,4 +1,4 @@
-"""The variable ledger: every user variable in the kernel, from birth to deprecation (DESIGN §8).
+"""The variable ledger: every user variable in the kernel, from birth to deprecation (docs/architecture.md, "Modules").
 
 The ledger is fed by the kernel's silent inspection after each cell (``observe``) and by stage
 reflections (``retain`` / ``deprecate``, the latter under guard G5). Prompts read a ranked view

@@ -1,4 +1,4 @@
-"""The run directory (DESIGN §4): creation, run lock, durable writes, events, logs, checkpoint.
+"""The run directory (README, "A run directory"): creation, run lock, durable writes, events, logs, checkpoint.
 
 Every write goes through ``write_durable``: temp file, fsync, rename, fsync of the directory.
 """
