@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from notebook_bcc.config import RunConfig
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import WorkflowState
 from notebook_bcc.rundir.store import RunStore
 
-__all__ = ["RunContext"]
+__all__ = ["RunContext", "RunResult"]
 
 
 @dataclass
@@ -24,3 +26,14 @@ class RunContext:
     store: RunStore
     doc: NotebookDocument
     state: WorkflowState
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended: its directory, final state, exit code, one-line message, summary."""
+
+    run_dir: Path
+    final_state: str
+    exit_code: int
+    message: str
+    summary: dict[str, Any]

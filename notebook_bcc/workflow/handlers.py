@@ -23,7 +23,7 @@ from notebook_bcc.contract.payloads import (
     parse_payload,
 )
 from notebook_bcc.contract.translog import TransitionLog
-from notebook_bcc.errors import KernelError
+from notebook_bcc.errors import KernelError, PayloadError
 from notebook_bcc.kernel.figures import Figure, figures_in
 from notebook_bcc.kernel.session import CellOutcome, CheckReport
 from notebook_bcc.rundir.notebook import CellTag
@@ -62,6 +62,17 @@ class Handlers:
             Event.COMPLETE_STAGE: self.on_stage_reflection,
         }[event]
         return handler(parsed, log)
+
+    def check_payload(self, parsed: ParsedPayload) -> None:
+        """Checks beyond the schema: a behavior belongs to the current step (PayloadError)."""
+        value = parsed.value
+        if isinstance(value, BehaviorPayload):
+            step = self.ctx.state.step
+            if step is not None and value.step_id != step.id:
+                raise PayloadError(
+                    f"behavior step_id '{value.step_id}' is not the current step '{step.id}'",
+                    kind="behavior",
+                )
 
     # -- position -------------------------------------------------------------------------
     def current_behavior(self) -> BehaviorPayload | None:

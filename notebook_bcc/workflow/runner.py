@@ -1,9 +1,8 @@
 """The runner: the loop, the commit of each transition, and the abort.
 
-One loop: take the table's event for the current state, ask the agent (agent transitions
-only), hand the validated payload to its handler (``handlers.py``: notebook cells, kernel,
-ledger, guards), log the transition and checkpoint. Durability order per transition: log
-file, event line, state.json. ``session.py`` opens runs; docs/architecture.md draws it all.
+Take the table's event for the current state, ask the agent, hand the payload to its handler
+(``handlers.py``), then log and checkpoint: the log file, the event line, state.json, in
+that order. ``session.py`` opens runs; docs/architecture.md, "One transition", draws it.
 """
 
 from __future__ import annotations
@@ -11,18 +10,16 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from notebook_bcc import failpoints
 from notebook_bcc.agents import Agent, AgentReply, make_agent
 from notebook_bcc.config import RunConfig
 from notebook_bcc.contract.observation import Observation, observe
-from notebook_bcc.contract.payloads import BehaviorPayload, ParsedPayload, element_for_log
+from notebook_bcc.contract.payloads import element_for_log
 from notebook_bcc.contract.prompts import render
 from notebook_bcc.contract.translog import TransitionLog
-from notebook_bcc.errors import BccError, BudgetExhausted, Interrupted, PayloadError, StorageError
+from notebook_bcc.errors import BccError, BudgetExhausted, Interrupted, StorageError
 from notebook_bcc.inputs.preview import preview_files
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.rundir.notebook import NotebookDocument
@@ -30,7 +27,7 @@ from notebook_bcc.rundir.state import Usage, WorkflowState
 from notebook_bcc.rundir.store import RunStore, utc_now
 from notebook_bcc.rundir.summary import build_summary, render_summary_md
 from notebook_bcc.workflow import fsm, guards
-from notebook_bcc.workflow.context import RunContext
+from notebook_bcc.workflow.context import RunContext, RunResult
 from notebook_bcc.workflow.exchange import AgentExchange
 from notebook_bcc.workflow.fsm import Event, State
 from notebook_bcc.workflow.handlers import Handlers
@@ -40,15 +37,6 @@ from notebook_bcc.workflow.verify import verify
 __all__ = ["Runner", "RunResult", "EventHook"]
 
 EventHook = Callable[[dict[str, Any]], None]
-
-
-@dataclass(frozen=True)
-class RunResult:
-    run_dir: Path
-    final_state: str
-    exit_code: int
-    message: str
-    summary: dict[str, Any]
 
 
 class Runner:
@@ -81,7 +69,7 @@ class Runner:
             store,
             max_repairs=0 if config.is_offline else config.max_repairs,
             on_reply=self._count_reply,
-            check=self._semantic_check,
+            check=self.handlers.check_payload,
         )
         self._t0 = time.monotonic()
         self._elapsed_before = state.elapsed_s
@@ -227,16 +215,6 @@ class Runner:
         s.counters.llm_calls += int(reply.llm_call)
         s.add_usage(Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd))
 
-    def _semantic_check(self, parsed: ParsedPayload) -> None:
-        value = parsed.value
-        if isinstance(value, BehaviorPayload):
-            step = self.state.step
-            if step is not None and value.step_id != step.id:
-                raise PayloadError(
-                    f"behavior step_id '{value.step_id}' is not the current step '{step.id}'",
-                    kind="behavior",
-                )
-
     def _next_stage(self, row: fsm.Transition) -> None:
         s = self.state
         source, t0 = State(s.fsm_state), time.monotonic()
@@ -248,7 +226,6 @@ class Runner:
             log.relocate(s.path, 0)
         self._commit(log, row.event, source, target, False, t0)
 
-    # -- commit ---------------------------------------------------------------------------
     def _commit(
         self,
         log: TransitionLog,
