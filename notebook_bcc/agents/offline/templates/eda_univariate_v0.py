@@ -1,0 +1,46 @@
+
+if numeric_cols:
+    numeric_summary = clean_dataset[numeric_cols].describe().T
+    numeric_summary["missing"] = clean_dataset[numeric_cols].isna().sum()
+    numeric_summary["skew"] = clean_dataset[numeric_cols].skew()
+    print(f"Numeric summary ({len(numeric_cols)} columns):")
+    display(numeric_summary.round(3).head(40))
+else:
+    numeric_summary = pd.DataFrame()
+    print("No numeric columns.")
+
+_plot_cols = [c for c in numeric_cols if c not in _id_cols and clean_dataset[c].nunique() > 1]
+if TARGET in _plot_cols:
+    _plot_cols = [TARGET] + [c for c in _plot_cols if c != TARGET]
+_plot_cols = _plot_cols[:12]
+if _plot_cols:
+    _ncols = min(4, len(_plot_cols))
+    _nrows = math.ceil(len(_plot_cols) / _ncols)
+    _fig, _axes = plt.subplots(_nrows, _ncols, figsize=(3.6 * _ncols, 2.8 * _nrows), squeeze=False)
+    for _ax, _c in zip(_axes.flat, _plot_cols):
+        _values = clean_dataset[_c].dropna().astype(float)
+        _ax.hist(_values, bins=int(min(30, max(5, _values.nunique()))), color="#4C72B0", edgecolor="white")
+        _ax.set_title(str(_c)[:32], fontsize=9)
+        _ax.tick_params(labelsize=7)
+    for _ax in list(_axes.flat)[len(_plot_cols):]:
+        _ax.set_visible(False)
+    _fig.suptitle("Distributions of numeric columns", y=1.01)
+    _fig.tight_layout()
+    _fig.savefig("outputs/distributions.png", dpi=100, bbox_inches="tight")
+    plt.show()
+    plt.close(_fig)
+
+_skewed = [c for c in _plot_cols if abs(float(numeric_summary.loc[c, "skew"] or 0)) > 1]
+if _skewed:
+    print("Strongly skewed (|skew| > 1):", _skewed)
+_sparse = {c: round(100 * float(v) / max(len(clean_dataset), 1), 1) for c, v in clean_dataset.isna().sum().items() if v > 0.2 * len(clean_dataset)}
+if _sparse:
+    print("Columns with > 20% missing (%):", _sparse)
+
+_cat_show = [c for c in category_cols if 2 <= clean_dataset[c].nunique() <= 30]
+if TARGET in _cat_show:
+    _cat_show = [TARGET] + [c for c in _cat_show if c != TARGET]
+for _c in _cat_show[:6]:
+    _counts = clean_dataset[_c].value_counts(dropna=False)
+    print(f"{_c} ({clean_dataset[_c].nunique()} levels):")
+    display(pd.DataFrame({"count": _counts, "%": (100 * _counts / _counts.sum()).round(1)}).head(8))
