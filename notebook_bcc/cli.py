@@ -92,7 +92,7 @@ def _on_sigint(signum: int, frame: Any) -> None:
     _interrupts += 1
     if _interrupts == 1:
         raise KeyboardInterrupt
-    from notebook_bcc.kernel.session import kill_live_kernels
+    from notebook_bcc.kernel.processes import kill_live_kernels
 
     kill_live_kernels()
     os.write(2, b"error: interrupted twice; stopped at once (fix: `bcc resume RUN_DIR` ")
@@ -313,7 +313,7 @@ def main() -> None:
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     if "litellm" not in sys.modules:
         sys.exit(code)
-    from notebook_bcc.kernel.session import kill_live_kernels
+    from notebook_bcc.kernel.processes import kill_live_kernels
 
     kill_live_kernels()  # none are left on any normal path; this makes sure
     sys.stdout.flush()

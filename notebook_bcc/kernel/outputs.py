@@ -19,8 +19,16 @@ from pathlib import Path
 from typing import IO, Any
 
 import nbformat
+from nbclient import NotebookClient
 
-__all__ = ["RICH_OUTPUT_MAX_BYTES", "StreamSink", "drop_oversized", "excerpt", "merge_streams"]
+__all__ = [
+    "RICH_OUTPUT_MAX_BYTES",
+    "StreamSink",
+    "StreamingClient",
+    "drop_oversized",
+    "excerpt",
+    "merge_streams",
+]
 
 RICH_OUTPUT_MAX_BYTES = 5 * 1024 * 1024
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
@@ -299,3 +307,32 @@ def _bound(text: str, limit: int) -> str:
     omitted = len(text) - len(head) - len(tail)
     lead = "" if head.endswith("\n") else "\n"
     return f"{head}{lead}... [{omitted} chars omitted] ...\n{tail}"
+
+
+class StreamingClient(NotebookClient):
+    """A NotebookClient that hands the running cell's stream messages to ``sink``.
+
+    nbclient appends every stream message to the cell's outputs and offers no hook for them
+    (output hooks are for Output widgets, keyed by a msg_id not known before the request), so
+    this overrides ``output``, where they all pass.
+    """
+
+    sink: StreamSink | None = None
+
+    def output(
+        self, outs: list, msg: dict[str, Any], display_id: str | None, cell_index: int
+    ) -> Any:
+        sink = self.sink
+        if (
+            sink is None
+            or msg["msg_type"] != "stream"
+            or self.output_hook_stack.get(msg["parent_header"].get("msg_id"))  # an Output widget
+            or outs is not self.nb.cells[cell_index].outputs  # a straggler of an earlier cell
+        ):
+            return super().output(outs, msg, display_id, cell_index)
+        if self.clear_before_next_output:  # what super().output() does before appending
+            outs.clear()
+            self.clear_display_id_mapping(cell_index)
+            self.clear_before_next_output = False
+        sink.write(outs, msg["content"]["name"], msg["content"]["text"])
+        return None

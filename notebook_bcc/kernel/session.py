@@ -14,14 +14,10 @@ from __future__ import annotations
 import ast
 import atexit
 import contextlib
-import copy
-import fnmatch
 import json
 import os
-import signal
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
 from time import monotonic
@@ -32,150 +28,33 @@ import zmq
 from jupyter_client import AsyncKernelManager
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import run_sync
-from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
 from notebook_bcc.errors import BccError, KernelError
+from notebook_bcc.kernel import processes
 from notebook_bcc.kernel.helper_source import SOURCE as _HELPER_SOURCE
 from notebook_bcc.kernel.outputs import (
     RICH_OUTPUT_MAX_BYTES,
+    StreamingClient,
     StreamSink,
     drop_oversized,
     excerpt,
     merge_streams,
 )
+from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace, VariableInfo
 
 __all__ = [
     "RICH_OUTPUT_MAX_BYTES",
-    "SECRET_PATTERNS",
     "CellOutcome",
     "CheckReport",
     "KernelSession",
+    "Namespace",
     "VariableInfo",
-    "VerificationResult",
-    "execute_notebook",
-    "kill_live_kernels",
-    "live_kernels",
-    "reap_kernels",
-    "scrub_env",
 ]
-
-SECRET_PATTERNS: tuple[str, ...] = (
-    "*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_KEY", "*_PASSWORD", "*_PASSWD",
-    "*_ACCESS_KEY", "*_PRIVATE_KEY", "*_CREDENTIALS", "*_KEY_ID", "AWS_*", "OPENAI_*",
-    "ANTHROPIC_*", "AZURE_OPENAI_*", "GEMINI_*", "GOOGLE_API_*", "GROQ_*", "MISTRAL_*",
-    "COHERE_*", "TOGETHER_*", "HF_*", "HUGGINGFACE_*", "LITELLM_*", "OPENROUTER_*",
-    "DEEPSEEK_*", "XAI_*",
-)  # fmt: skip
 
 _OUTSTREAM = "notebook_bcc.kernel.stream.BoundedOutStream"  # bounds each stream message
 _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
 FETCH_CHARS = 8_000  # JSON size up to which a variable's value is fetched (summary, results)
-
-
-# (pid, pgid) of the kernels started by any KernelSession of this process and not yet shut down
-_LIVE: set[tuple[int, int]] = set()
-
-
-def live_kernels() -> tuple[tuple[int, int], ...]:
-    """(pid, process group id) of this process's running kernels."""
-    return tuple(_LIVE)
-
-
-def _sigkill(pid: int, pgid: int) -> bool:
-    """SIGKILL a kernel's process group (never our own), else its pid; False if neither went.
-
-    Safe in a signal handler: no locks, no asyncio, no logging.
-    """
-    if pgid > 0 and pgid != os.getpgrp():
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGKILL)
-            return True
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        return False
-    return True
-
-
-def kill_live_kernels() -> None:
-    """SIGKILL every live kernel of this process; for a hard exit (signal-handler safe).
-
-    Sessions are left as they are.
-    """
-    for pid, pgid in tuple(_LIVE):
-        _sigkill(pid, pgid)
-
-
-def reap_kernels(recorded: Sequence[tuple[int, int]]) -> list[int]:
-    """SIGKILL recorded (pid, pgid) kernels still running; return the pids killed.
-
-    A pid counts only while its command line still names ipykernel (pids are reused).
-    """
-    reaped = []
-    for pid, pgid in recorded:
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"ipykernel" in cmdline and _sigkill(pid, pgid):
-            reaped.append(pid)
-    return reaped
-
-
-def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
-    """Return ``env`` without variables whose name matches ``SECRET_PATTERNS`` (any case)."""
-    patterns = [p.upper() for p in SECRET_PATTERNS]
-    return {
-        k: v for k, v in env.items() if not any(fnmatch.fnmatchcase(k.upper(), p) for p in patterns)
-    }
-
-
-@dataclass(frozen=True)
-class CellOutcome:
-    status: str  # "ok" | "error" | "timeout" | "dead"
-    outputs: tuple[dict, ...]
-    execution_count: int | None
-    duration_ms: int
-    excerpt: str
-    error_name: str | None = None
-    error_value: str | None = None
-    spilled: str | None = None  # the file with the full stream text, when the outputs were cut
-
-
-@dataclass(frozen=True)
-class VariableInfo:
-    name: str
-    kind: str
-    shape: str | None
-    length: int | None
-    columns: tuple[tuple[str, str], ...]
-    bytes: int
-    repr: str
-
-
-@dataclass(frozen=True)
-class Namespace:
-    """One inspection of the user namespace."""
-
-    variables: tuple[VariableInfo, ...]
-    modules: tuple[tuple[str, str], ...] = ()  # (name, module), e.g. ("pd", "pandas")
-    callables: tuple[tuple[str, str], ...] = ()  # (name, defining module; "" for the notebook's)
-
-
-@dataclass(frozen=True)
-class CheckReport:
-    artifacts: tuple[tuple[str, bool], ...]
-    criteria: tuple[tuple[str, str, str], ...]
-
-
-@dataclass(frozen=True)
-class VerificationResult:
-    status: str  # "passed" | "failed"
-    first_failing_cell: int | None
-    error: str | None
-    duration_ms: int
-    values: dict[str, Any] = field(default_factory=dict)  # the ``fetch`` names' JSON values
 
 
 class KernelSession:
@@ -216,8 +95,8 @@ class KernelSession:
         # the truncation marker (relative to ``cwd`` when inside it). None: the rest is dropped.
         self.spill_dir = Path(spill_dir) if spill_dir is not None else None
         self._log_file: Any = None
-        self._client: _Client | None = None
-        self._live: tuple[int, int] | None = None  # this kernel's entry in _LIVE
+        self._client: StreamingClient | None = None
+        self._live: tuple[int, int] | None = None  # this kernel's entry in processes._LIVE
         self._last_reply: dict[str, Any] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -228,7 +107,7 @@ class KernelSession:
             return
         if not self.cwd.is_dir():
             raise KernelError(f"kernel working directory does not exist: {self.cwd}")
-        env = scrub_env(self._env if self._env is not None else os.environ)
+        env = processes.scrub_env(self._env if self._env is not None else os.environ)
         transports = ("ipc", "tcp") if zmq.has("ipc") else ("tcp",)
         error: BaseException | None = None
         for transport in transports:
@@ -254,7 +133,7 @@ class KernelSession:
             base.parent.mkdir(parents=True, exist_ok=True)
             where = {"connection_file": f"{base}.json", "ip": f"{base}-ipc"}
         km = AsyncKernelManager(kernel_name=self.kernel_name, transport=transport, **where)
-        client = _Client(
+        client = StreamingClient(
             nbformat.v4.new_notebook(),
             km=km,
             timeout_func=lambda _cell: self.cell_timeout or None,
@@ -281,7 +160,7 @@ class KernelSession:
             with contextlib.suppress(OSError):
                 pgid = pgid or os.getpgid(pid)
             self._live = (pid, pgid or 0)
-            _LIVE.add(self._live)
+            processes.track(self._live)
         await client.async_start_new_kernel_client()
 
     def _on_cell_executed(self, cell: Any, cell_index: int, execute_reply: dict) -> None:
@@ -300,27 +179,9 @@ class KernelSession:
         client, self._client = self._client, None
         live, self._live = self._live, None
         if client is not None:
-            await self._a_stop(client, now)
+            await processes.stop(client, now)
         if live is not None:  # an interrupted teardown leaves it for kill_live_kernels()
-            _LIVE.discard(live)
-
-    @staticmethod
-    async def _a_stop(client: NotebookClient, now: bool) -> None:
-        km, kc = client.km, client.kc
-        if kc is not None:
-            kc.stop_channels()
-        if km is None or not km.has_kernel:
-            return
-        pid = getattr(km.provisioner, "pid", None)
-        for immediate in (now, True):
-            with contextlib.suppress(Exception):
-                await km.shutdown_kernel(now=immediate)
-            with contextlib.suppress(Exception):
-                if not await km.is_alive():
-                    return
-        if pid:  # last resort: the provisioner lost track of the process
-            with contextlib.suppress(OSError):
-                os.killpg(os.getpgid(pid), signal.SIGKILL)
+            processes.untrack(live)
 
     def restart(self) -> None:
         """Replace the kernel by a fresh one (empty namespace, execution count 1)."""
@@ -350,7 +211,7 @@ class KernelSession:
     def __exit__(self, *exc_info: object) -> None:
         self.shutdown()
 
-    def _running(self) -> _Client:
+    def _running(self) -> StreamingClient:
         if self._client is None:
             self.start()
         assert self._client is not None
@@ -528,86 +389,3 @@ class KernelSession:
         """Values of the named variables that are small and JSON-serialisable (others left out)."""
         payload = {"names": list(names), "max_chars": max_chars}
         return self._call_helper("fetch_ns", payload, timeout)
-
-    def _user_names(self, timeout: float = 30) -> list[str]:
-        """All keys of the user namespace (for tests and debugging)."""
-        return self._call_helper("names_ns", None, timeout)
-
-
-class _Client(NotebookClient):
-    """A NotebookClient that hands the running cell's stream messages to ``sink``.
-
-    nbclient appends every stream message to the cell's outputs and offers no hook for them
-    (output hooks are for Output widgets, keyed by a msg_id not known before the request), so
-    this overrides ``output``, where they all pass.
-    """
-
-    sink: StreamSink | None = None
-
-    def output(
-        self, outs: list, msg: dict[str, Any], display_id: str | None, cell_index: int
-    ) -> Any:
-        sink = self.sink
-        if (
-            sink is None
-            or msg["msg_type"] != "stream"
-            or self.output_hook_stack.get(msg["parent_header"].get("msg_id"))  # an Output widget
-            or outs is not self.nb.cells[cell_index].outputs  # a straggler of an earlier cell
-        ):
-            return super().output(outs, msg, display_id, cell_index)
-        if self.clear_before_next_output:  # what super().output() does before appending
-            outs.clear()
-            self.clear_display_id_mapping(cell_index)
-            self.clear_before_next_output = False
-        sink.write(outs, msg["content"]["name"], msg["content"]["text"])
-        return None
-
-
-# -- verification ----------------------------------------------------------------------------
-
-
-def execute_notebook(
-    nb: nbformat.NotebookNode,
-    cwd: Path,
-    *,
-    cell_timeout: float = 600,
-    env: Mapping[str, str] | None = None,
-    fetch: Sequence[str] = (),
-) -> tuple[VerificationResult, nbformat.NotebookNode]:
-    """Re-execute a copy of ``nb`` top to bottom in a fresh kernel; stop at the first failure.
-
-    Returns the verdict (with the JSON values of the ``fetch`` variables the re-execution
-    left, when every cell passed) and the executed copy (outputs capped like a session's).
-    Raises KernelError when the kernel cannot start.
-    """
-    values: dict[str, Any] = {}
-    executed = copy.deepcopy(nb)
-    started = monotonic()
-    failing: int | None = None
-    error: str | None = None
-    with KernelSession(Path(cwd), cell_timeout=cell_timeout, env=env) as session:
-        for index, cell in enumerate(executed.cells):
-            if cell.cell_type != "code" or not cell.source.strip():
-                continue
-            if "skip-execution" in cell.get("metadata", {}).get("tags", []):
-                continue
-            outcome = session.run_cell(cell.source)
-            cell.outputs = [nbformat.from_dict(o) for o in outcome.outputs]
-            cell.execution_count = outcome.execution_count
-            if outcome.status != "ok":
-                failing = index
-                value = (outcome.error_value or "").split(";")[0]  # drop "it was restarted"
-                error = " ".join(f"{outcome.error_name}: {value}".split())
-                break
-        if failing is None and fetch:
-            values = session.fetch_json(fetch, max_chars=FETCH_CHARS)
-    return (
-        VerificationResult(
-            status="passed" if failing is None else "failed",
-            first_failing_cell=failing,
-            error=error,
-            duration_ms=int((monotonic() - started) * 1000),
-            values=values,
-        ),
-        executed,
-    )

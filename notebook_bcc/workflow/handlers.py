@@ -25,7 +25,7 @@ from notebook_bcc.contract.payloads import (
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import KernelError, PayloadError
 from notebook_bcc.kernel.figures import Figure, figures_in
-from notebook_bcc.kernel.session import CellOutcome, CheckReport
+from notebook_bcc.kernel.records import CellOutcome, CheckReport
 from notebook_bcc.rundir.notebook import CellTag
 from notebook_bcc.rundir.state import StageRecord, StepRecord
 from notebook_bcc.workflow import guards

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from notebook_bcc.errors import KernelError
-from notebook_bcc.kernel.session import CellOutcome, KernelSession
+from notebook_bcc.kernel.records import CellOutcome
+from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.rundir.results import RESULT_NAMES
 from notebook_bcc.workflow.context import RunContext
 

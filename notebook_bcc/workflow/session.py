@@ -16,7 +16,8 @@ from notebook_bcc.config import RunConfig
 from notebook_bcc.errors import InputError
 from notebook_bcc.inputs.check import check_inputs
 from notebook_bcc.inputs.problem import read_problem
-from notebook_bcc.kernel.session import VariableInfo, reap_kernels
+from notebook_bcc.kernel.processes import reap_kernels
+from notebook_bcc.kernel.records import VariableInfo
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import WorkflowState
 from notebook_bcc.rundir.store import RunStore, slugify

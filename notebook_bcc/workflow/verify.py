@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from notebook_bcc.kernel.session import execute_notebook
+from notebook_bcc.kernel.verification import execute_notebook
 from notebook_bcc.rundir.results import RESULT_NAMES, compare
 from notebook_bcc.workflow.context import RunContext
 

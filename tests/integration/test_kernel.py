@@ -14,15 +14,11 @@ import nbformat
 import pytest
 
 from notebook_bcc.errors import KernelError
-from notebook_bcc.kernel import session as kernel
-from notebook_bcc.kernel.session import (
-    CellOutcome,
-    KernelSession,
-    execute_notebook,
-    kill_live_kernels,
-    live_kernels,
-    scrub_env,
-)
+from notebook_bcc.kernel import processes
+from notebook_bcc.kernel.processes import kill_live_kernels, live_kernels, scrub_env
+from notebook_bcc.kernel.records import CellOutcome
+from notebook_bcc.kernel.session import KernelSession
+from notebook_bcc.kernel.verification import execute_notebook
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -136,12 +132,12 @@ def test_inspect_reports_variables_without_side_effects(session: KernelSession) 
         "model = Model()"
     )
     before_cell = session.run_cell("1 + 1")
-    names_before = session._user_names()
+    names_before = session._call_helper("names_ns", None, 30)
 
     variables = {v.name: v for v in session.inspect()}
     session.check(["df"], ["len(df) == 3", "(leak := 1)"])
 
-    assert session._user_names() == names_before
+    assert session._call_helper("names_ns", None, 30) == names_before
     df = variables["df"]
     assert (df.kind, df.shape, df.length, df.repr) == ("DataFrame", "3x2", 3, "DataFrame 3x2")
     assert df.columns[0] == ("a", "int64") and df.columns[1][0] == "b"
@@ -456,7 +452,7 @@ def _running(pid: int) -> bool:
 
 
 def test_kill_live_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kernel, "_LIVE", set())  # leave the module's other kernels alone
+    monkeypatch.setattr(processes, "_LIVE", set())  # leave the module's other kernels alone
     doomed, calm = KernelSession(tmp_path), KernelSession(tmp_path)
     doomed.start()
     try:
