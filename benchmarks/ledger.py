@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.prompt_sizes import prompt_sizes  # noqa: E402
 from notebook_bcc.contract.observation import Observation  # noqa: E402
 from notebook_bcc.contract.prompts import PROMPT_BUDGET_CHARS, render  # noqa: E402
+from notebook_bcc.fsm import Event  # noqa: E402
 from notebook_bcc.kernel.session import KernelSession  # noqa: E402
 from notebook_bcc.rundir.ledger import VariableLedger  # noqa: E402
 from tests.conftest import problem_text  # noqa: E402
@@ -60,7 +61,7 @@ def inspection_ratio(tmp: Path) -> tuple[float, tuple[int, int, int, int]]:
     ledger.observe(infos, "bench")
     print(f"variables inspected: {len(infos)}")
     obs = Observation(
-        event="COMPLETE_ACTION",
+        event=Event.COMPLETE_ACTION,
         problem="Predict `a`.",
         files=("assets/d.csv",),
         location="s/t/b",

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
+from notebook_bcc import fsm
 from notebook_bcc.errors import BccError, PayloadError, UsageError
 
 app = typer.Typer(
@@ -34,13 +35,8 @@ class StepFailure(str, Enum):
     abort = "abort"
 
 
-class Kind(str, Enum):
-    stages = "stages"
-    steps = "steps"
-    behavior = "behavior"
-    actions = "actions"
-    reflection = "reflection"
-    stage_reflection = "stage_reflection"
+#: ``bcc validate --kind``: the payload roots of the transition table
+Kind = Enum("Kind", {t.root: t.root for t in fsm.TRANSITIONS if t.root}, type=str)  # type: ignore[misc]
 
 
 def _fail(exc: BaseException, debug: bool) -> None:

@@ -63,8 +63,21 @@ class InputError(BccError, ValueError):
 
 
 class LLMError(BccError, RuntimeError):
+    """A provider call that failed; ``attempts`` are the transport retries before it, as
+    (attempt, status, detail), for the transition log."""
+
     exit_code = 4
     default_remedy = "check --model, --api-base and the provider's API key variable"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        remedy: str | None = None,
+        attempts: tuple[tuple[int, str, str], ...] = (),
+    ) -> None:
+        super().__init__(message, remedy=remedy)
+        self.attempts = attempts
 
 
 class KernelError(BccError, RuntimeError):
@@ -86,11 +99,13 @@ class PayloadError(BccError, ValueError):
         column: int | None = None,
         kind: str | None = None,
         remedy: str | None = None,
+        security: bool = False,
     ) -> None:
         self.message = message
         self.line = line
         self.column = column
         self.kind = kind
+        self.security = security  # a refused DOCTYPE/ENTITY: logged as a security event
         where = ""
         if line is not None:
             where = f"line {line}, column {column or 0}: "

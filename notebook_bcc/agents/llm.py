@@ -121,7 +121,7 @@ class LLMAgent:
         failures: list[tuple[int, str, str]] = []
         headers = {
             "X-BCC-Run-Id": self.run_id,
-            "X-BCC-Transition": obs.event,
+            "X-BCC-Transition": obs.event.value,
             "X-BCC-Location": obs.location or "/",
         }
         messages = [
@@ -154,9 +154,7 @@ class LLMAgent:
         try:
             response = retrying(call)
         except Exception as exc:
-            error = self._translate(exc, len(failures))
-            error.attempts = tuple(failures)  # type: ignore[attr-defined] - for the transition log
-            raise error from None
+            raise self._translate(exc, tuple(failures)) from None
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
         try:
@@ -197,21 +195,23 @@ class LLMAgent:
             )
         return parts
 
-    def _translate(self, exc: BaseException, tries: int) -> LLMError:
+    def _translate(
+        self, exc: BaseException, attempts: tuple[tuple[int, str, str], ...]
+    ) -> LLMError:
+        """The LLMError for a provider exception, with the attempts made (for the log)."""
         lt = _litellm()
         first = (str(exc).splitlines() or [""])[0][:200]
         if isinstance(exc, (lt.AuthenticationError, lt.PermissionDeniedError)):
-            return LLMError(
-                f"{self.model}: authentication failed ({first})",
-                remedy=f"set {key_variable(self.model)} to a valid key",
+            message = f"{self.model}: authentication failed ({first})"
+            remedy = f"set {key_variable(self.model)} to a valid key"
+        elif isinstance(exc, lt.NotFoundError):
+            message, remedy = f"{self.model}: model not found ({first})", "check --model"
+        elif isinstance(exc, lt.BadRequestError):
+            message = f"{self.model}: request refused ({first})"
+            remedy = "check --model and --api-base"
+        else:
+            message = f"{self.model}: provider failed after {len(attempts)} attempt(s) ({first})"
+            remedy = (
+                "check --api-base and the network, raise --llm-timeout, then `bcc resume RUN_DIR`"
             )
-        if isinstance(exc, lt.NotFoundError):
-            return LLMError(f"{self.model}: model not found ({first})", remedy="check --model")
-        if isinstance(exc, lt.BadRequestError):
-            return LLMError(
-                f"{self.model}: request refused ({first})", remedy="check --model and --api-base"
-            )
-        return LLMError(
-            f"{self.model}: provider failed after {tries} attempt(s) ({first})",
-            remedy="check --api-base and the network, raise --llm-timeout, then `bcc resume RUN_DIR`",
-        )
+        return LLMError(message, remedy=remedy, attempts=attempts)

@@ -45,10 +45,10 @@ class ReplayAgent:
     def respond(
         self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
     ) -> AgentReply:
-        queue = self._replies.get(obs.event)
+        queue = self._replies.get(obs.event.value)
         if not queue:
             raise UsageError(
-                f"the recording has no more {obs.event} replies (the run diverged)",
+                f"the recording has no more {obs.event.value} replies (the run diverged)",
                 remedy="replay a complete run, or run with a model",
             )
         return AgentReply(text=queue.popleft(), model=self.model)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from notebook_bcc.contract.payloads import BehaviorPayload
+from notebook_bcc.fsm import Event
 from notebook_bcc.kernel.figures import Figure
 from notebook_bcc.rundir.ledger import LedgerView, VariableRecord
 from notebook_bcc.rundir.state import WorkflowState
@@ -83,7 +84,7 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Observation:
-    event: str
+    event: Event
     problem: str
     files: tuple[str, ...]
     location: str
@@ -170,14 +171,14 @@ def _protected(s: WorkflowState) -> tuple[tuple[str, str], ...]:
 
 
 #: what each event is shown of the current position and the step's history
-_SEES_BEHAVIOR = ("COMPLETE_ACTION", "COMPLETE_STEP")
-_SEES_CELLS = ("COMPLETE_STEP",)
-_SEES_CHECKS = ("COMPLETE_STEP", "COMPLETE_STAGE")
+_SEES_BEHAVIOR = (Event.COMPLETE_ACTION, Event.COMPLETE_STEP)
+_SEES_CELLS = (Event.COMPLETE_STEP,)
+_SEES_CHECKS = (Event.COMPLETE_STEP, Event.COMPLETE_STAGE)
 
 
 def observe(
     s: WorkflowState,
-    event: str,
+    event: Event,
     *,
     problem: str,
     files: tuple[str, ...],
@@ -221,7 +222,7 @@ def observe(
         )
         for st in s.stages
     )
-    planning = event == "START_STEP"  # the step planner plans the stage: no step is current
+    planning = event == Event.START_STEP  # the step planner plans the stage: no step is current
     step = None if planning else s.step
     priority = [
         *(step.required_variables if step else ()),
@@ -260,8 +261,8 @@ def observe(
         focus=s.focus,
         data_preview=data_preview,
         attempts=attempts,
-        figures=figures if event == "COMPLETE_STEP" else (),
-        protected=_protected(s) if event == "COMPLETE_STAGE" else (),
+        figures=figures if event == Event.COMPLETE_STEP else (),
+        protected=_protected(s) if event == Event.COMPLETE_STAGE else (),
         modules=tuple((n, m) for n, m in s.kernel_code.get("modules", [])),
         callables=tuple((n, m) for n, m in s.kernel_code.get("callables", [])),
     )

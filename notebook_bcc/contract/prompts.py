@@ -21,6 +21,7 @@ from string import Template
 
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, check_lines
 from notebook_bcc.contract.payloads import resource_dir
+from notebook_bcc.fsm import Event
 
 __all__ = ["PROMPT_BUDGET_CHARS", "RenderedPrompt", "History", "render", "template_path"]
 
@@ -280,7 +281,7 @@ def _findings(obs: Observation) -> History:
     items = []
     for i, stage in enumerate(obs.stages):
         for j, step in enumerate(stage.steps):
-            if i == obs.stage_index and j >= obs.step_index and obs.event != "START_STEP":
+            if i == obs.stage_index and j >= obs.step_index and obs.event != Event.START_STEP:
                 continue
             if not (step.comment or step.findings) and step.status == "pending":
                 continue
@@ -339,7 +340,7 @@ def _fields(obs: Observation) -> dict[str, str | History]:
 
 def _substitute(obs: Observation, fields: dict[str, str | History]) -> tuple[str, str]:
     text = {k: v.text() if isinstance(v, History) else v for k, v in fields.items()}
-    system_t, user_t = _template(obs.event)
+    system_t, user_t = _template(obs.event.value)
     return system_t.safe_substitute(text), user_t.safe_substitute(text)
 
 
@@ -351,7 +352,7 @@ def render(obs: Observation, budget: int = PROMPT_BUDGET_CHARS) -> RenderedPromp
     is left; text a decision depends on is never cut, so a prompt may still exceed the budget.
     """
     fields = _fields(obs)
-    system_t, user_t = _template(obs.event)
+    system_t, user_t = _template(obs.event.value)
     used = {name for t in (system_t, user_t) for name in _placeholders(t)}
     system, user = _substitute(obs, fields)
     while len(system) + len(user) > budget:
@@ -366,7 +367,7 @@ def render(obs: Observation, budget: int = PROMPT_BUDGET_CHARS) -> RenderedPromp
     omitted = tuple(
         f"{k}: {label}" for k, v in fields.items() if isinstance(v, History) for label in v.dropped
     )
-    return RenderedPrompt(obs.event, system, user, omitted)
+    return RenderedPrompt(obs.event.value, system, user, omitted)
 
 
 def _placeholders(template: Template) -> set[str]:

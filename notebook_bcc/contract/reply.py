@@ -15,9 +15,11 @@ from types import SimpleNamespace
 
 from lxml import etree
 
+from notebook_bcc import fsm
 from notebook_bcc.errors import PayloadError
 
-KINDS = ("stages", "steps", "behavior", "actions", "reflection", "stage_reflection")
+#: the payload roots, in the order of the transition table (its one source)
+KINDS: tuple[str, ...] = tuple(t.root for t in fsm.TRANSITIONS if t.root)
 MAX_REPLY_CHARS = 200_000
 
 # --- resources ---------------------------------------------------------------------------------
@@ -71,15 +73,14 @@ def refuse_declarations(text: str, kind: str | None) -> None:
     found = _DECLARATION.search(text)
     if found:
         line, column = _position(text, found.start())
-        err = PayloadError(
+        raise PayloadError(
             "DOCTYPE/ENTITY declarations are refused (security); the reply was not parsed. "
             "Answer with the bare XML element and no declarations",
             line=line,
             column=column,
             kind=kind,
+            security=True,
         )
-        err.security = True  # type: ignore[attr-defined]
-        raise err
 
 
 def extract_root(text: str, kind: str | None) -> tuple[str, str]:

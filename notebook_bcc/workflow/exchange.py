@@ -19,8 +19,8 @@ from notebook_bcc.contract.payloads import ParsedPayload, parse_payload
 from notebook_bcc.contract.prompts import RenderedPrompt, with_repair
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import LLMError, PayloadError
+from notebook_bcc.fsm import Event
 from notebook_bcc.rundir.store import RunStore
-from notebook_bcc.workflow.fsm import Event
 
 __all__ = ["AgentExchange", "PENDING_REPLY"]
 
@@ -67,7 +67,7 @@ class AgentExchange:
                 )
                 recorded = None
             except LLMError as exc:
-                for _, status, detail in getattr(exc, "attempts", ()):
+                for _, status, detail in exc.attempts:
                     log.add_attempt(agent.model, attempt, asked.system, asked.user, detail, status)
                 log.add_attempt(agent.model, attempt, asked.system, asked.user, str(exc), "error")
                 self._write_partial_log(log, event, fsm_state)
@@ -83,7 +83,7 @@ class AgentExchange:
                 log.add_attempt(
                     reply.model, attempt, asked.system, asked.user, reply.text, "invalid"
                 )
-                if getattr(exc, "security", False):
+                if exc.security:
                     self.store.append_event(
                         {"type": "security", "event": event.value, "reason": exc.message}
                     )

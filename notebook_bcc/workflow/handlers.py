@@ -24,13 +24,13 @@ from notebook_bcc.contract.payloads import (
 )
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import KernelError, PayloadError
+from notebook_bcc.fsm import Event, State
 from notebook_bcc.kernel.figures import Figure, figures_in
 from notebook_bcc.kernel.records import CellOutcome, CheckReport
 from notebook_bcc.rundir.notebook import CellTag
 from notebook_bcc.rundir.state import StageRecord, StepRecord
 from notebook_bcc.workflow import guards
 from notebook_bcc.workflow.context import RunContext
-from notebook_bcc.workflow.fsm import Event, State
 from notebook_bcc.workflow.guards import Guard
 from notebook_bcc.workflow.host import KernelHost
 

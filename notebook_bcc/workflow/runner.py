@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from notebook_bcc import failpoints
+from notebook_bcc import failpoints, fsm
 from notebook_bcc.agents import Agent, AgentReply, make_agent
 from notebook_bcc.config import RunConfig
 from notebook_bcc.contract.observation import Observation, observe
@@ -20,16 +20,16 @@ from notebook_bcc.contract.payloads import element_for_log
 from notebook_bcc.contract.prompts import render
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import BccError, BudgetExhausted, Interrupted, StorageError
+from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.preview import preview_files
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import Usage, WorkflowState
 from notebook_bcc.rundir.store import RunStore, utc_now
 from notebook_bcc.rundir.summary import build_summary, render_summary_md
-from notebook_bcc.workflow import fsm, guards
+from notebook_bcc.workflow import guards
 from notebook_bcc.workflow.context import RunContext, RunResult
 from notebook_bcc.workflow.exchange import AgentExchange
-from notebook_bcc.workflow.fsm import Event, State
 from notebook_bcc.workflow.handlers import Handlers
 from notebook_bcc.workflow.host import KernelHost
 from notebook_bcc.workflow.verify import verify
@@ -180,7 +180,7 @@ class Runner:
     def _observe(self, event: Event) -> Observation:
         return observe(
             self.state,
-            event.value,
+            event,
             problem=self.problem_text,
             files=self.files,
             behavior=self.handlers.current_behavior(),

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from lxml import etree
 
-from notebook_bcc.workflow import fsm
+from notebook_bcc import fsm
 from tests.conftest import FINAL_METRICS_KEYS, ROOT, manifest, problem_text, run_bcc
 
 ROOTS = {t.event.value: t.root for t in fsm.TRANSITIONS if t.root}

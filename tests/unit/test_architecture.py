@@ -15,6 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "notebook_bcc"
 #: inside one subpackage
 LAYERS = {
     "errors": 0,
+    "fsm": 0,
     "config": 0,
     "failpoints": 0,
     "progress": 0,

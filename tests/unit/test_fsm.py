@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from notebook_bcc.workflow import fsm
-from notebook_bcc.workflow.fsm import Event, State, Transition
+from notebook_bcc import fsm
+from notebook_bcc.fsm import Event, State, Transition
 
 README = Path(__file__).parents[2] / "README.md"
 

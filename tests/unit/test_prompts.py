@@ -6,6 +6,7 @@ from __future__ import annotations
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StageView, StepView
 from notebook_bcc.contract.payloads import BehaviorPayload, VariableSpec
 from notebook_bcc.contract.prompts import PROMPT_BUDGET_CHARS, render
+from notebook_bcc.fsm import Event
 from notebook_bcc.rundir.ledger import LedgerView
 
 STEP = StepView("fit", "Fit", "Fit the model on the training split.", "running", ("model",))
@@ -25,7 +26,7 @@ def _obs(event: str, **kw: object) -> Observation:
         ("model is not None",),
     )  # fmt: skip
     base = dict(
-        event=event,
+        event=Event(event),
         problem="Predict `y`.",
         files=("assets/d.csv",),
         location="modelling/fit/fit_b1",

@@ -16,6 +16,7 @@ from notebook_bcc.agents.offline.plan import StagePlay, StepPlay, playbook
 from notebook_bcc.agents.offline.recipes import RECIPES, Cell, RecipeContext
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
+from notebook_bcc.fsm import Event
 from notebook_bcc.inputs.problem import ProblemSpec, read_problem, resolve_target
 
 __all__ = ["OfflineAnalyst"]
@@ -48,12 +49,12 @@ class OfflineAnalyst:
         self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
     ) -> AgentReply:
         handler = {
-            "START_WORKFLOW": self._stages,
-            "START_STEP": self._steps,
-            "START_BEHAVIOR": self._behavior,
-            "COMPLETE_ACTION": self._actions,
-            "COMPLETE_STEP": self._reflection,
-            "COMPLETE_STAGE": self._stage_reflection,
+            Event.START_WORKFLOW: self._stages,
+            Event.START_STEP: self._steps,
+            Event.START_BEHAVIOR: self._behavior,
+            Event.COMPLETE_ACTION: self._actions,
+            Event.COMPLETE_STEP: self._reflection,
+            Event.COMPLETE_STAGE: self._stage_reflection,
         }[obs.event]
         return AgentReply(text=handler(obs), model=self.model)
 
