@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 __all__ = ["RunConfig", "default_model"]
@@ -68,7 +67,3 @@ class RunConfig:
     @property
     def is_offline(self) -> bool:
         return self.model == "offline"
-
-
-def resolve_path(path: str | os.PathLike[str]) -> Path:
-    return Path(path).expanduser().resolve()

@@ -7,13 +7,15 @@ One protocol (``Agent.respond``), three backends chosen by the model string:
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 
-__all__ = ["Agent", "AgentReply", "make_agent"]
+__all__ = ["Agent", "AgentReply", "AgentRegistry", "AgentSettings", "agents", "make_agent"]
 
 
 @dataclass(frozen=True)
@@ -37,23 +39,51 @@ class Agent(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class AgentSettings:
+    """What a backend is built from."""
+
+    model: str
+    api_base: str | None = None
+    run_id: str = ""
+    timeout: float = 120.0
+
+
+class AgentRegistry:
+    """Backends by the model strings they serve, in order; the first that matches is built.
+
+    A backend is named ``module:Class`` and imported only when chosen (an offline run never
+    imports litellm); its class builds itself with ``from_settings(AgentSettings)``.
+    """
+
+    def __init__(self) -> None:
+        self._backends: list[tuple[str, Callable[[str], bool], str]] = []
+
+    def register(self, name: str, serves: Callable[[str], bool], target: str) -> None:
+        self._backends.append((name, serves, target))
+
+    def names(self) -> list[str]:
+        return [name for name, _, _ in self._backends]
+
+    def build(self, settings: AgentSettings) -> Agent:
+        for _, serves, target in self._backends:
+            if serves(settings.model):
+                module, _, cls = target.partition(":")
+                backend = getattr(importlib.import_module(module), cls)
+                return backend.from_settings(settings)
+        raise LookupError(f"no agent backend serves {settings.model!r}")
+
+
+agents = AgentRegistry()
+agents.register("offline", lambda m: m == "offline", "notebook_bcc.agents.offline:OfflineAnalyst")
+agents.register(
+    "replay", lambda m: m.startswith("replay:"), "notebook_bcc.agents.replay:ReplayAgent"
+)
+agents.register("litellm", lambda m: True, "notebook_bcc.agents.llm:LLMAgent")  # any other
+
+
 def make_agent(
-    model: str,
-    *,
-    api_base: str | None = None,
-    run_id: str = "",
-    timeout: float = 120.0,
-    seq_offset: int = 0,
+    model: str, *, api_base: str | None = None, run_id: str = "", timeout: float = 120.0
 ) -> Agent:
-    """The backend for ``model`` (see module docstring)."""
-    if model == "offline":
-        from notebook_bcc.agents.offline import OfflineAnalyst
-
-        return OfflineAnalyst()
-    if model.startswith("replay:"):
-        from notebook_bcc.agents.replay import ReplayAgent
-
-        return ReplayAgent.from_run_dir(model.split(":", 1)[1])
-    from notebook_bcc.agents.llm import LLMAgent
-
-    return LLMAgent(model, api_base=api_base, run_id=run_id, timeout=timeout)
+    """The backend for ``model`` (see ``agents``)."""
+    return agents.build(AgentSettings(model, api_base, run_id, timeout))

@@ -19,7 +19,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from notebook_bcc.agents import AgentReply
+from notebook_bcc.agents import AgentReply, AgentSettings
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 from notebook_bcc.errors import LLMError
@@ -113,6 +113,15 @@ class LLMAgent:
                 f"unknown model provider in '{model}': {str(exc).splitlines()[0][:160]}",
                 remedy="use offline, replay:RUN_DIR, or provider/model such as openai/gpt-4o",
             ) from None
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> LLMAgent:
+        return cls(
+            settings.model,
+            api_base=settings.api_base,
+            run_id=settings.run_id,
+            timeout=settings.timeout,
+        )
 
     def respond(
         self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None

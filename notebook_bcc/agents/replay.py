@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from notebook_bcc.agents import AgentReply
+from notebook_bcc.agents import AgentReply, AgentSettings
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 from notebook_bcc.errors import UsageError
@@ -21,6 +21,10 @@ class ReplayAgent:
     def __init__(self, replies: dict[str, deque[str]], source: Path) -> None:
         self.model = f"replay:{source}"
         self._replies = replies
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> ReplayAgent:
+        return cls.from_run_dir(settings.model.split(":", 1)[1])
 
     @classmethod
     def from_run_dir(cls, run_dir: str | Path) -> ReplayAgent:

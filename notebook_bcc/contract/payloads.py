@@ -11,8 +11,6 @@ not removed, before parsing).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from lxml import etree
 
 from notebook_bcc.contract.checker import GOAL_STATUS, Checker, text_of
@@ -41,7 +39,7 @@ from notebook_bcc.contract.types import (  # noqa: F401 - re-exported
     StepSpec,
     VariableSpec,
 )
-from notebook_bcc.errors import InputError, PayloadError
+from notebook_bcc.errors import PayloadError
 
 
 def _planned(root: etree._Element, tag: str) -> list[etree._Element]:
@@ -232,12 +230,3 @@ def parse_payload(
 def element_for_log(parsed: ParsedPayload) -> etree._Element:
     """A fresh copy of the validated root element, for embedding in a transition log."""
     return etree.fromstring(parsed.xml, xml_parser())
-
-
-def validate_file(path: Path, kind: str | None) -> ParsedPayload:
-    """Parse a payload stored in a UTF-8 file (``bcc validate``-style use)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from exc
-    return parse_payload(text, kind)

@@ -20,11 +20,11 @@ import yaml
 from nbclient import NotebookClient
 
 from notebook_bcc.agents.offline import recipes as recipes_module
+from notebook_bcc.agents.offline.plan import playbook
 from notebook_bcc.agents.offline.recipes import (
     RECIPES,
     Cell,
     RecipeContext,
-    behavior_sequence,
 )
 from tests.conftest import FINAL_METRICS_KEYS
 
@@ -183,7 +183,13 @@ def test_recipe_cells_explain_before_code(task: str, variant: int) -> None:
                 assert "__TARGET__" not in cell.content and "__SEED__" not in cell.content
 
 
-def test_behavior_sequence() -> None:
+def behavior_sequence(task: str) -> tuple[str, ...]:
+    """The recipes in the order the offline analyst's playbook runs them for ``task``."""
+    plays = playbook(task in ("classification", "regression"))
+    return tuple(step.recipe for stage in plays for step in stage.steps)
+
+
+def test_the_playbook_runs_every_recipe() -> None:
     full = behavior_sequence("classification")
     assert full == behavior_sequence("regression")
     assert full[0] == "load_data" and full[-1] == "final_summary"

@@ -11,7 +11,7 @@ import re
 
 from lxml import etree
 
-from notebook_bcc.agents import AgentReply
+from notebook_bcc.agents import AgentReply, AgentSettings
 from notebook_bcc.agents.offline.plan import StagePlay, StepPlay, playbook
 from notebook_bcc.agents.offline.recipes import RECIPES, Cell, RecipeContext
 from notebook_bcc.contract.observation import Observation
@@ -44,6 +44,10 @@ class OfflineAnalyst:
     """Answers every agent transition with a genuine, deterministic analysis."""
 
     model = "offline"
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> OfflineAnalyst:
+        return cls()
 
     def respond(
         self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None

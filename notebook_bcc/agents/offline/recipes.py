@@ -2,8 +2,8 @@
 
 Each recipe takes a :class:`RecipeContext` and returns notebook cells (markdown explaining
 what follows, then the code). The code runs in the run's Jupyter kernel, where the parameters
-cell has defined ``user_submit_files``. Recipes build on the variables of earlier recipes in
-:func:`behavior_sequence` order. ``variant >= 1`` yields a simpler, more defensive version of
+cell has defined ``user_submit_files``. Recipes build on the variables of earlier recipes in the
+playbook's order (``plan.py``). ``variant >= 1`` yields a simpler, more defensive version of
 the same step (same output variables) for use after a failed attempt.
 
 Integrity and cleaning live in :mod:`recipes_data`, EDA and the summary in :mod:`recipes_eda`,
@@ -118,17 +118,6 @@ def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
     )
 
 
-MODEL_BEHAVIORS = ("model_selection", "holdout_evaluation", "stability_check")
-FULL_SEQUENCE = (
-    "load_data",
-    "integrity_checks",
-    "clean_data",
-    "univariate_eda",
-    "relationship_eda",
-    *MODEL_BEHAVIORS,
-    "final_summary",
-)
-
 RECIPES: dict[str, Callable[[RecipeContext], tuple[Cell, ...]]] = {
     "load_data": load_data,
     "integrity_checks": _wrap(recipes_data.integrity_checks),
@@ -140,10 +129,3 @@ RECIPES: dict[str, Callable[[RecipeContext], tuple[Cell, ...]]] = {
     "stability_check": _wrap(recipes_model.stability_check),
     "final_summary": _wrap(recipes_eda.final_summary),
 }
-
-
-def behavior_sequence(task: str) -> tuple[str, ...]:
-    """Recipe keys in execution order; EDA-only problems skip the modelling behaviors."""
-    if task in ("classification", "regression"):
-        return FULL_SEQUENCE
-    return tuple(k for k in FULL_SEQUENCE if k not in MODEL_BEHAVIORS)
