@@ -41,6 +41,7 @@ class StepView:
     required_variables: tuple[str, ...] = ()
     comment: str = ""  # the behavior reflector's comment when it completed
     findings: tuple[tuple[str, str], ...] = ()  # (priority, text) from the stage reflector
+    pcs: tuple[tuple[str, str], ...] = ()  # (aspect, text): predictability, computability, ...
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,7 @@ def observe(
                     tuple(t.required_variables),
                     t.comment,
                     tuple((p, x) for p, x in t.findings),
+                    tuple((a, x) for a, x in t.pcs),
                 )
                 for t in st.steps
             ),

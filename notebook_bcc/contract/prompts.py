@@ -152,6 +152,8 @@ def _current(obs: Observation) -> str:
             parts.append("Step artifacts: " + ", ".join(t.verified_artifacts))
         if t.required_variables:
             parts.append("Step needs: " + _needs(obs, t.required_variables))
+        if t.pcs:
+            parts.append("PCS considerations: " + "; ".join(f"{a}: {x}" for a, x in t.pcs))
     if obs.behavior:
         b = obs.behavior
         parts.append(

@@ -29,6 +29,7 @@ class StepRecord:
     failed_code: list[str] = field(default_factory=list)  # hashes of code that failed (G7)
     note: str = ""
     comment: str = ""  # the behavior reflector's comment when the step completed
+    pcs: list[list[str]] = field(default_factory=list)  # [aspect, text] the step planner wrote
     findings: list[list[str]] = field(default_factory=list)  # [priority, text] (stage reflector)
 
 

@@ -155,6 +155,8 @@ class Handlers:
         s = self.ctx.state
         steps = self._capped(p.steps, self.ctx.config.max_steps_per_stage, "steps", log)
         s.stage.steps = [_plan_record(StepRecord, t) for t in steps]
+        for record, spec in zip(s.stage.steps, steps, strict=True):
+            record.pcs = [[aspect, text] for aspect, text in spec.pcs if text]
         s.stage.focus = (p.focus or "").strip()
         self.enter_step(0)
         return State.STEP_RUNNING, False

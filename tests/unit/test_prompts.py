@@ -120,3 +120,10 @@ def test_every_template_lists_the_allowed_values_and_shows_every_element() -> No
     behavior = render(_obs("START_BEHAVIOR")).system
     assert "Explore-Agent`, `Clean-Agent`" in behavior and "kernel's user namespace" in behavior
     assert "final_answers" in render(_obs("START_WORKFLOW")).system
+
+
+def test_the_step_planners_pcs_considerations_reach_the_action_generator() -> None:
+    step = StepView("fit", "Fit", "Fit it.", "running", pcs=(("predictability", "hold out 20%"),))
+    stage = StageView("modelling", "Modelling", "Model it.", "running", (), (), (step,))
+    prompt = render(_obs("COMPLETE_ACTION", stages=(stage,)))
+    assert "PCS considerations: predictability: hold out 20%" in prompt.user
