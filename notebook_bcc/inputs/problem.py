@@ -11,9 +11,10 @@ import yaml
 
 __all__ = ["ProblemSpec", "questions_in", "read_problem", "resolve_target"]
 
+#: wording that asks for a model of a target (README, "Writing a problem", lists them)
 _SUPERVISED = re.compile(
-    r"\b(predict\w*|classif\w*|forecast\w*|regress\w*|explain\w*|estimat\w*|what drives|"
-    r"what explains|target)\b",
+    r"\b(predict\w*|classif\w*|forecast\w*|regress\w*|explain\w*|estimat\w*|"
+    r"what drives|determin\w*|influenc\w*|affects?|which factors|depends? on|target)\b",
     re.IGNORECASE,
 )
 _CLASSIFY = re.compile(
@@ -31,6 +32,7 @@ class ProblemSpec:
     drop: tuple[str, ...] = ()
     ids: tuple[str, ...] = ()
     reason: str = ""
+    keep: tuple[str, ...] = ()  # columns used as features even if a leakage guard objects
     questions: tuple[str, ...] = ()  # the questions the text asks, in order (final_answers keys)
 
     @property
@@ -92,6 +94,7 @@ def read_problem(text: str) -> ProblemSpec:
         metric=meta.get("metric"),
         drop=_as_tuple(meta.get("drop")),
         ids=_as_tuple(meta.get("id")),
+        keep=_as_tuple(meta.get("keep")),
         reason=reason,
         questions=questions_in(body),
     )
@@ -162,11 +165,14 @@ def resolve_target(spec: ProblemSpec, columns: Sequence[str]) -> str | None:
     hits: list[tuple[int, int, str]] = []
     verb = _SUPERVISED.search(text)
     anchor = verb.start() if verb else 0
+    # "how does X depend on ..." names the target before the verb; the others after it
+    before = bool(verb) and verb.group(0).lower().startswith("depend")
     for col in columns:
         if len(_norm(col)) < 2:
             continue
         pattern = r"(?<![A-Za-z0-9_])" + re.escape(col) + r"(?![A-Za-z0-9_])"
         for m in re.finditer(pattern, text, flags=re.IGNORECASE):
-            distance = m.start() - anchor if m.start() >= anchor else 10_000 + anchor - m.start()
+            ahead = m.start() >= anchor
+            distance = abs(m.start() - anchor) + (10_000 if ahead == before else 0)
             hits.append((distance, -len(col), col))
     return min(hits)[2] if hits else None

@@ -165,6 +165,8 @@ class OfflineAnalyst:
             seed=obs.seed,
             variant=max(0, obs.iteration - 1),
             questions=obs.questions,
+            drop=spec.drop,
+            keep=spec.keep,
         )
         root = E("actions")
         if play.id == "data_loading" and obs.iteration <= 1:

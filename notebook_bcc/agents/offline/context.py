@@ -20,3 +20,5 @@ class RecipeContext:
     seed: int = 42
     variant: int = 0
     questions: tuple[str, ...] = ()  # the problem's questions (final_answers keys)
+    drop: tuple[str, ...] = ()  # front matter drop: never features
+    keep: tuple[str, ...] = ()  # front matter keep: features whatever the leakage guards say

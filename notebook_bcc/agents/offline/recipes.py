@@ -28,6 +28,8 @@ def fill(template: str, ctx: RecipeContext) -> str:
         .replace("__TASK__", repr(ctx.task))
         .replace("__SEED__", str(int(ctx.seed)))
         .replace("__QUESTIONS__", repr(list(ctx.questions)))
+        .replace("__DROP__", repr(list(ctx.drop)))
+        .replace("__KEEP__", repr(list(ctx.keep)))
         .strip()
         + "\n"
     )

@@ -52,3 +52,36 @@ def _bcc_parse_dates(series):
             except (ValueError, TypeError, OverflowError):
                 pass
     return best
+
+
+def _bcc_columns(names, columns):
+    # the columns the problem's names refer to (letter case, spaces and punctuation aside)
+    def key(name):
+        return re.sub(r"[^0-9a-z]", "", str(name).lower())
+
+    wanted = {key(n) for n in names}
+    return [c for c in columns if key(c) in wanted]
+
+
+def _bcc_single_feature_scores(X, y, task, seed):
+    # each feature alone in a depth-2 tree: 3-fold CV accuracy (classification) or R² (regression)
+    from sklearn.model_selection import cross_val_score
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    if task == "classification":
+        model, scoring = DecisionTreeClassifier(max_depth=2, random_state=seed), "accuracy"
+    else:
+        model, scoring = DecisionTreeRegressor(max_depth=2, random_state=seed), "r2"
+    scores = {}
+    for name in X.columns:
+        column = X[name]
+        if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+            values = column.astype("float64")
+            values = values.fillna(values.median()).to_frame()
+        else:
+            values = column.astype(str).astype("category").cat.codes.to_frame()
+        try:
+            scores[name] = round(float(cross_val_score(model, values, y, cv=3, scoring=scoring).mean()), 4)
+        except ValueError:
+            continue
+    return scores

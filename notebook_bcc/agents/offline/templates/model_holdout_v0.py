@@ -20,6 +20,7 @@ final_metrics = {
     "test_score": round(float(_score(y_test, y_pred)), 4),
     "baseline_score": round(float(_score(y_test, _baseline.predict(X_test))), 4),
     "model": str(best_model_name),
+    "excluded": dict(dropped_features),  # feature columns left out, and why
 }
 print(json.dumps(final_metrics, indent=2))
 

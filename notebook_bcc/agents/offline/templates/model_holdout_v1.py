@@ -16,6 +16,7 @@ final_metrics = {
     "test_score": round(float(_score(y_test, final_model.predict(X_test))), 4),
     "baseline_score": round(float(_score(y_test, _base.predict(X_test))), 4),
     "model": str(best_model_name),
+    "excluded": dict(dropped_features),  # feature columns left out, and why
 }
 print(json.dumps(final_metrics, indent=2))
 _bcc_extra = []

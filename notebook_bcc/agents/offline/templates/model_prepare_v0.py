@@ -14,6 +14,10 @@ if TASK == "classification":
         y_all = y_all.astype(str)  # text, booleans, or non-integral numbers: labels as text
 X_all = clean_dataset.loc[_keep].drop(columns=[TARGET])
 dropped_features = {}
+KEEP = _bcc_columns(__KEEP__, X_all.columns)  # problem.md says: keep, whatever the guards find
+for _c in _bcc_columns(__DROP__, X_all.columns):
+    X_all = X_all.drop(columns=[_c])
+    dropped_features[_c] = "listed under drop: in problem.md"
 _id_cols = set((globals().get("integrity_report") or {}).get("id_like_columns", []))
 
 for _c in list(X_all.columns):
@@ -60,7 +64,7 @@ def _bcc_leakage_reason(name, s):
 
 for _c in list(X_all.columns):
     _reason = _bcc_leakage_reason(_c, X_all[_c])
-    if _reason:
+    if _reason and _c not in KEEP:
         dropped_features[_c] = _reason
 
 num_features = [
@@ -89,6 +93,23 @@ except ValueError as exc:
     print(f"Stratified split impossible ({exc}); using a plain random split.")
     _stratify = None
     X_train, X_test, y_train, y_test = train_test_split(X_all, y_all, test_size=0.2, random_state=SEED)
+
+# A feature that predicts the target almost perfectly on its own is a leak until shown
+# otherwise: each feature alone, in a depth-2 tree, cross-validated on the training part only.
+single_feature_scores = _bcc_single_feature_scores(X_train, y_train, TASK, SEED)
+for _c, _s in single_feature_scores.items():
+    if _s >= 0.98 and _c not in KEEP:
+        dropped_features[_c] = (
+            f"predicts the target almost perfectly on its own ({'accuracy' if TASK == 'classification' else 'R²'} "
+            f"{_s:.3f} in 3-fold CV of a depth-2 tree): probable leakage; name it under keep: to use it"
+        )
+if any(c in dropped_features for c in feature_columns):
+    num_features = [c for c in num_features if c not in dropped_features]
+    cat_features = [c for c in cat_features if c not in dropped_features]
+    feature_columns = num_features + cat_features
+    if not feature_columns:
+        raise ValueError(f"No usable feature columns left after the leakage guards: {dropped_features}")
+    X_all, X_train, X_test = X_all[feature_columns], X_train[feature_columns], X_test[feature_columns]
 
 print(f"{len(feature_columns)} features ({len(num_features)} numeric, {len(cat_features)} categorical)")
 print(f"train {X_train.shape}, test {X_test.shape}; split {'stratified' if _stratify is not None else 'random'}")

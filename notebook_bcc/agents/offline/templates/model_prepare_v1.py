@@ -6,6 +6,7 @@ _ids = set((globals().get("integrity_report") or {}).get("id_like_columns", []))
 X_all = _data.drop(columns=[TARGET]).select_dtypes(include="number").astype("float64")
 dropped_features = {c: "ID-like" for c in X_all.columns if c in _ids}
 dropped_features.update({c: "constant" for c in X_all.columns if X_all[c].nunique() <= 1})
+dropped_features.update({c: "listed under drop: in problem.md" for c in _bcc_columns(__DROP__, X_all.columns)})
 if TASK == "regression":
     for c in X_all.columns:
         if c not in dropped_features and abs(X_all[c].corr(y_all)) > 0.98:

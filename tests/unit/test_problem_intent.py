@@ -1,0 +1,37 @@
+"""Reading the problem's intent from its wording (README, "Writing a problem")."""
+
+from __future__ import annotations
+
+import pytest
+
+from notebook_bcc.inputs.problem import read_problem, resolve_target
+
+COLUMNS = ["price", "mileage", "age", "region"]
+PHRASINGS = [
+    "Predict the price of a used car.",
+    "What determines the price of a used car?",
+    "what drives price?",
+    "WHAT AFFECTS PRICE in this market",
+    "What influences `price`?",
+    "What explains price?",
+    "Which factors matter for price?",
+    "How does price depend on mileage and age?",
+    "Estimate the price from the other columns.",
+]
+
+
+@pytest.mark.parametrize("text", PHRASINGS)
+def test_each_accepted_phrasing_asks_for_a_model_of_the_named_target(text: str) -> None:
+    spec = read_problem(text)
+    assert spec.supervised, spec.reason
+    assert resolve_target(spec, COLUMNS) == "price"
+
+
+def test_a_description_asks_for_no_model() -> None:
+    spec = read_problem("Describe the used cars and how their mileage is spread.")
+    assert not spec.supervised and resolve_target(spec, COLUMNS) is None
+
+
+def test_drop_and_keep_are_read_from_front_matter() -> None:
+    spec = read_problem("---\ntarget: y\ndrop: [x, 'z col']\nkeep: w\n---\nPredict y.\n")
+    assert spec.drop == ("x", "z col") and spec.keep == ("w",)
