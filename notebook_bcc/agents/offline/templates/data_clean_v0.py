@@ -55,10 +55,18 @@ if _drop:
     clean_dataset = clean_dataset.drop(columns=_drop)
     cleaning_log.append(f"dropped empty/constant columns: {_drop}")
 
+# Exact duplicate rows are dropped only when an ID column shows they are the same record, or
+# when they are more than half the table; otherwise they may be distinct records (two
+# respondents who gave the same answers) and are kept.
 _dups = int(clean_dataset.duplicated().sum())
-if _dups:
+_dup_ids = [c for c in (globals().get("integrity_report") or {}).get("id_like_columns", []) if c in clean_dataset.columns]
+_dups_dropped = bool(_dups) and (bool(_dup_ids) or _dups > len(clean_dataset) / 2)
+if _dups_dropped:
     clean_dataset = clean_dataset.drop_duplicates()
-    cleaning_log.append(f"dropped {_dups} exact duplicate rows")
+    _why = f"their ID column {_dup_ids[0]} shows the same records" if _dup_ids else "more than half the rows"
+    cleaning_log.append(f"dropped {_dups} exact duplicate rows ({_why})")
+elif _dups:
+    cleaning_log.append(f"kept {_dups} exact duplicate rows: no ID column shows they are the same records")
 
 if TARGET is not None:
     if TASK == "regression" and not pd.api.types.is_numeric_dtype(clean_dataset[TARGET]):
@@ -86,6 +94,6 @@ if _inf:
 if _empty_rows.any():
     _bcc_notes.append(f"dropped {_bcc_count(int(_empty_rows.sum()), 'fully empty row')}")
 if _dups:
-    _bcc_notes.append(f"dropped {_bcc_count(_dups, 'duplicate row')}")
+    _bcc_notes.append(f"{'dropped' if _dups_dropped else 'kept'} {_bcc_count(_dups, 'duplicate row')}")
 if TARGET is not None and _no_target.any():
     _bcc_notes.append(f"dropped {_bcc_count(int(_no_target.sum()), 'row')} without a target")

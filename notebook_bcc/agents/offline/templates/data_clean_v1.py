@@ -19,9 +19,14 @@ clean_dataset = clean_dataset.drop(columns=_drop)
 if _drop:
     cleaning_log.append(f"dropped constant/empty columns {_drop}")
 _n = len(clean_dataset)
-clean_dataset = clean_dataset.drop_duplicates()
-_bcc_dups = _n - len(clean_dataset)
-cleaning_log.append(f"dropped {_bcc_dups} duplicate rows")
+_bcc_dup_ids = [c for c in (globals().get("integrity_report") or {}).get("id_like_columns", []) if c in clean_dataset.columns]
+_bcc_dups = int(clean_dataset.duplicated().sum())
+if _bcc_dups and (_bcc_dup_ids or _bcc_dups > _n / 2):
+    clean_dataset = clean_dataset.drop_duplicates()
+    cleaning_log.append(f"dropped {_bcc_dups} duplicate rows")
+else:
+    cleaning_log.append(f"kept {_bcc_dups} duplicate rows (no ID column shows they are the same records)")
+    _bcc_dups = 0
 _bcc_no_target = 0
 if TARGET is not None:
     if TASK == "regression":

@@ -44,6 +44,29 @@ id_like_columns = [
     and _df[_c].notna().sum() >= 2 and _bcc_is_id_like(_c, _df[_c].dropna(), _c in _text_cols)
 ]
 
+
+def _bcc_numbered_within_groups(values, frame, text_cols):
+    # a record number restarting in each group (1..n per species, say): an ID within groups
+    if not (pd.api.types.is_integer_dtype(values) or (pd.api.types.is_float_dtype(values)
+                                                       and bool((values.dropna() % 1 == 0).all()))):
+        return False
+    if values.notna().sum() < 20 or values.is_unique:
+        return False
+    for group in text_cols:
+        if group == values.name or not 1 < frame[group].nunique() <= 20:
+            continue
+        runs = values.groupby(frame[group]).agg(["nunique", "count", "min", "max"])
+        if (runs["nunique"] == runs["count"]).all() and (runs["max"] - runs["min"] + 1 == runs["count"]).all():
+            return True
+    return False
+
+
+id_like_columns += [
+    _c for _c in _df.columns
+    if _c != TARGET and _c not in id_like_columns and _c not in _text_cols
+    and _bcc_numbered_within_groups(_df[_c], _df, _text_cols)
+]
+
 _missing = _df.isna().sum()
 _unique = _df.nunique(dropna=False)
 integrity_report = {
