@@ -46,7 +46,9 @@ id_like_columns = [
 
 
 def _bcc_numbered_within_groups(values, frame, text_cols):
-    # a record number restarting in each group (1..n per species, say): an ID within groups
+    # a record number restarting in each group (1..n per species, say): an ID within groups.
+    # Each group is numbered 0.. or 1.. without gaps, the groups hold 90% of the values and 5
+    # rows each on average (so groups of one row, where any number "restarts", do not count).
     if not (pd.api.types.is_integer_dtype(values) or (pd.api.types.is_float_dtype(values)
                                                        and bool((values.dropna() % 1 == 0).all()))):
         return False
@@ -56,7 +58,10 @@ def _bcc_numbered_within_groups(values, frame, text_cols):
         if group == values.name or not 1 < frame[group].nunique() <= 20:
             continue
         runs = values.groupby(frame[group]).agg(["nunique", "count", "min", "max"])
-        if (runs["nunique"] == runs["count"]).all() and (runs["max"] - runs["min"] + 1 == runs["count"]).all():
+        if runs["count"].sum() < 0.9 * values.notna().sum() or runs["count"].mean() < 5:
+            continue
+        if ((runs["nunique"] == runs["count"]).all() and runs["min"].isin([0, 1]).all()
+                and (runs["max"] - runs["min"] + 1 == runs["count"]).all()):
             return True
     return False
 
