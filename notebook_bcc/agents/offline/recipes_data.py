@@ -94,7 +94,7 @@ def clean_data(ctx: RecipeContext) -> Pairs:
         return [
             (
                 "Clean the data with simple guarded conversions: numbers stored as text, dates, "
-                "constant columns and duplicate rows." + target,
+                "constant columns, and duplicate rows when they are the same records." + target,
                 CLEAN_V1,
             )
         ]
@@ -103,8 +103,9 @@ def clean_data(ctx: RecipeContext) -> Pairs:
             "Clean `raw_dataset` into `clean_dataset`, acting on the integrity findings: strip "
             "stray whitespace, convert text columns holding numbers (currency and percent signs, "
             "thousands separators; a percentage keeps its number), parse date columns, drop empty "
-            "or constant columns and exact duplicate rows." + target + " Every action is recorded "
-            "in `cleaning_log`.",
+            "or constant columns, and drop exact duplicate rows only when an ID column shows they "
+            "are the same records or they are most of the table (otherwise they may be distinct "
+            "records, and are kept)." + target + " Every action is recorded in `cleaning_log`.",
             CLEAN_V0,
         )
     ]
