@@ -250,7 +250,8 @@ def test_load_and_clean_messy_semicolon_file(tmp_path: Path) -> None:
         nbformat.v4.new_code_cell(
             "print('BCC_PROBE ' + json.dumps({'cols': list(raw_dataset.columns), "
             "'price': clean_dataset['Price (EUR)'].tolist(), 'rows': len(clean_dataset), "
-            "'dtype': str(clean_dataset['Joined'].dtype), 'report': integrity_report}))"
+            "'dtype': str(clean_dataset['Joined'].dtype), 'report': integrity_report, "
+            "'log': cleaning_log}))"
         )
     )
     (tmp_path / "run" / "assets").mkdir(parents=True)
@@ -264,8 +265,12 @@ def test_load_and_clean_messy_semicolon_file(tmp_path: Path) -> None:
     text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
     probe = json.loads(text.split("BCC_PROBE ", 1)[1])
     assert probe["cols"] == ["Name", "Price (EUR)", "Share %", "Joined", "Unused"]
-    assert probe["price"] == [1234.5, 99.0, 15.25]
-    assert probe["rows"] == 3  # the duplicate row is gone
+    # one exact duplicate in four rows, and no ID column to show it is the same record: kept
+    assert probe["price"] == [1234.5, 99.0, 15.25, 15.25]
+    assert probe["rows"] == 4
+    assert (
+        "kept 1 exact duplicate rows: no ID column shows they are the same records" in probe["log"]
+    )
     assert probe["dtype"].startswith("datetime64")
     assert "Price (EUR)" in probe["report"]["numeric_text_columns"]
 
