@@ -156,7 +156,10 @@ def check_probe(probe: dict, ctx: RecipeContext) -> None:
     assert probe["integrity_report"]["target"] == ctx.target
     assert "target.png" in probe["outputs"]
     metrics = probe["final_metrics"]
-    assert set(metrics) == FINAL_METRICS_KEYS
+    assert set(metrics) == FINAL_METRICS_KEYS | {
+        "excluded"
+    }  # the offline analyst says what it left out
+    assert isinstance(metrics["excluded"], dict)
     assert metrics["task"] == ctx.task
     assert metrics["metric"] == ("accuracy" if ctx.task == "classification" else "r2")
     for key in ("cv_mean", "cv_std", "test_score", "baseline_score"):
