@@ -61,13 +61,19 @@ def _report(result: Any, as_json: bool) -> None:
             "final_state": result.final_state,
             "exit_code": result.exit_code,
             "message": result.message,
+            "outcome": result.summary.get("outcome"),
+            "failed_steps": result.summary.get("counts", {}).get("failed_steps"),
             "verification": result.summary.get("verification"),
             "answers": result.summary.get("answers", []),
             "key_results": result.summary.get("key_results"),
         }
         sys.stdout.write(json.dumps(final) + "\n")
     else:
-        typer.echo(f"{result.final_state}: {result.run_dir}/notebook.ipynb")
+        failed = result.summary.get("counts", {}).get("failed_steps") or 0
+        outcome = (
+            f"{result.final_state} with {failed} failed step(s)" if failed else result.final_state
+        )
+        typer.echo(f"{outcome}: {result.run_dir}/notebook.ipynb")
         if result.exit_code:
             typer.echo(result.message, err=True)
     raise typer.Exit(result.exit_code)

@@ -141,6 +141,10 @@ class WorkflowState:
             key = "/".join(parts[:depth])
             self.usage_by_location.setdefault(key, Usage()).add(usage)
 
+    def failed_steps(self) -> list[str]:
+        """``stage/step`` of every step that ended failed (a capped step, G3)."""
+        return [f"{st.id}/{t.id}" for st in self.stages for t in st.steps if t.status == "failed"]
+
     def progress(self) -> dict[str, Any]:
         """What a progress display shows after a transition (``bcc run --json`` lines)."""
         return {

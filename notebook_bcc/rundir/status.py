@@ -40,6 +40,7 @@ def status_json(run_dir: Path) -> dict[str, Any]:
             for v in state["ledger"]
         ],
         "verification": summary["verification"] if summary else None,
+        "outcome": summary.get("outcome") if summary else None,
         "answers": summary.get("answers", []) if summary else [],
         "key_results": summary.get("key_results") if summary else None,
     }
@@ -60,6 +61,8 @@ def status_text(run_dir: Path) -> str:
         lines.append(
             f"  cost    {where:<30} {u['prompt_tokens']}+{u['completion_tokens']} tokens ${u['cost_usd']:.4f}"
         )
+    if st["outcome"]:
+        lines.append(f"outcome   {st['outcome']}")
     if st["error"]:
         lines.append(f"error     {st['error']}")
     if st["fsm_state"] == "WORKFLOW_ABORTED" or not RunStore(Path(run_dir)).summarised():

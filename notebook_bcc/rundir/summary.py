@@ -28,6 +28,7 @@ def build_summary(
         "title": state.project_title or state.problem_title,
         "question": question[:1000],
         "final_state": state.fsm_state,
+        "outcome": _outcome(state),
         "error": state.error or None,
         "counts": {
             "transitions": c.transitions,
@@ -35,6 +36,7 @@ def build_summary(
             "cells": c.cells,
             "failed_behaviors": c.failed_behaviors,
             "forced_transitions": c.forced_transitions,
+            "failed_steps": len(state.failed_steps()),
             "guard_overrides": c.guard_overrides,
             "kernel_restarts": c.kernel_restarts,
         },
@@ -72,12 +74,21 @@ def build_summary(
     }
 
 
+def _outcome(state: WorkflowState) -> str:
+    """The final state in words a script and a reader cannot mistake for a clean success."""
+    failed = state.failed_steps()
+    if state.fsm_state == "WORKFLOW_COMPLETED" and failed:
+        total = sum(len(st.steps) for st in state.stages)
+        return f"completed with {len(failed)} of {total} steps failed: {', '.join(failed)}"
+    return {"WORKFLOW_COMPLETED": "completed"}.get(state.fsm_state, state.fsm_state)
+
+
 def render_summary_md(summary: dict[str, Any]) -> str:
     c, u, v = summary["counts"], summary["usage"], summary["verification"]
     lines = [
         f"# {summary['title']}",
         "",
-        f"**Outcome:** {summary['final_state']}"
+        f"**Outcome:** {summary.get('outcome') or summary['final_state']}"
         + (f" — {summary['error']}" if summary.get("error") else ""),
         "",
     ]

@@ -34,7 +34,10 @@ from notebook_bcc.workflow.handlers import Handlers
 from notebook_bcc.workflow.host import KernelHost
 from notebook_bcc.workflow.verify import verify
 
-__all__ = ["Runner", "RunResult", "EventHook"]
+__all__ = ["Runner", "RunResult", "EventHook", "COMPLETED_WITH_FAILED_STEPS"]
+
+#: the exit code of a run that completed with failed steps (README, "Exit codes")
+COMPLETED_WITH_FAILED_STEPS = 9
 
 EventHook = Callable[[dict[str, Any]], None]
 
@@ -118,8 +121,13 @@ class Runner:
                 self.host.shutdown(now=not completed)
         try:
             if self.state.fsm_state == "WORKFLOW_COMPLETED":
-                exit_code = 0
-                message = "workflow completed"
+                failed = self.state.failed_steps()
+                exit_code = COMPLETED_WITH_FAILED_STEPS if failed else 0
+                message = (
+                    f"workflow completed with {len(failed)} failed step(s): {', '.join(failed)}"
+                    if failed
+                    else "workflow completed"
+                )
             elif self.state.fsm_state == "WORKFLOW_FAILED" and not message:
                 exit_code, message = 1, f"workflow failed: {self.state.error}"
             summary = self._finish()
