@@ -19,7 +19,14 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from string import Template
 
-from notebook_bcc.contract.observation import Attempt, CellFact, Observation, check_lines
+from notebook_bcc.contract.observation import (
+    Attempt,
+    CellFact,
+    Observation,
+    StageView,
+    StepView,
+    check_lines,
+)
 from notebook_bcc.contract.payloads import resource_dir
 from notebook_bcc.fsm import Event
 
@@ -136,22 +143,23 @@ def _needs(obs: Observation, names: tuple[str, ...]) -> str:
     return ", ".join(f"{n} (deleted since)" if n in gone else n for n in names)
 
 
+def _planned(obs: Observation, label: str, item: StageView | StepView) -> list[str]:
+    """A stage or step of the plan: its goal, its artifacts, what it needs."""
+    parts = [f"{label} `{item.id}` — {item.title}\nGoal: {item.goal}"]
+    if item.verified_artifacts:
+        parts.append(f"{label} artifacts: " + ", ".join(item.verified_artifacts))
+    if item.required_variables:
+        parts.append(f"{label} needs: " + _needs(obs, item.required_variables))
+    return parts
+
+
 def _current(obs: Observation) -> str:
     parts = []
     if obs.stage:
-        s = obs.stage
-        parts.append(f"Stage `{s.id}` — {s.title}\nGoal: {s.goal}")
-        if s.verified_artifacts:
-            parts.append("Stage artifacts: " + ", ".join(s.verified_artifacts))
-        if s.required_variables:
-            parts.append("Stage needs: " + _needs(obs, s.required_variables))
+        parts += _planned(obs, "Stage", obs.stage)
     if obs.step:
         t = obs.step
-        parts.append(f"Step `{t.id}` — {t.title}\nGoal: {t.goal}")
-        if t.verified_artifacts:
-            parts.append("Step artifacts: " + ", ".join(t.verified_artifacts))
-        if t.required_variables:
-            parts.append("Step needs: " + _needs(obs, t.required_variables))
+        parts += _planned(obs, "Step", t)
         if t.pcs:
             parts.append("PCS considerations: " + "; ".join(f"{a}: {x}" for a, x in t.pcs))
     if obs.behavior:
