@@ -63,16 +63,18 @@ def _report(result: Any, as_json: bool) -> None:
             "message": result.message,
             "outcome": result.summary.get("outcome"),
             "failed_steps": result.summary.get("counts", {}).get("failed_steps"),
+            "skipped": result.summary.get("counts", {}).get("skipped"),
             "verification": result.summary.get("verification"),
             "answers": result.summary.get("answers", []),
             "key_results": result.summary.get("key_results"),
         }
         sys.stdout.write(json.dumps(final) + "\n")
     else:
-        failed = result.summary.get("counts", {}).get("failed_steps") or 0
-        outcome = (
-            f"{result.final_state} with {failed} failed step(s)" if failed else result.final_state
-        )
+        counts = result.summary.get("counts", {})
+        failed, skipped = counts.get("failed_steps") or 0, counts.get("skipped") or 0
+        short = [f"{failed} failed step(s)"] if failed else []
+        short += [f"{skipped} skipped"] if skipped else []
+        outcome = result.final_state + (f" with {', '.join(short)}" if short else "")
         typer.echo(f"{outcome}: {result.run_dir}/notebook.ipynb")
         if result.exit_code:
             typer.echo(result.message, err=True)

@@ -74,7 +74,14 @@ _E = Event
 
 _CORE: tuple[Transition, ...] = (
     Transition(_E.START_WORKFLOW, _S.IDLE, (_S.STAGE_RUNNING,), "stage-planner", "stages"),
-    Transition(_E.START_STEP, _S.STAGE_RUNNING, (_S.STEP_RUNNING,), "step-planner", "steps"),
+    Transition(
+        _E.START_STEP,
+        _S.STAGE_RUNNING,
+        (_S.STEP_RUNNING, _S.STAGE_COMPLETED),
+        "step-planner",
+        "steps",
+        "STAGE_COMPLETED = no planned step can start (G8)",
+    ),
     Transition(
         _E.START_BEHAVIOR, _S.STEP_RUNNING, (_S.BEHAVIOR_RUNNING,), "behavior-arranger", "behavior"
     ),

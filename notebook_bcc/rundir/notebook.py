@@ -120,6 +120,10 @@ class NotebookDocument:
         text = f"> **Step not completed.** {step_title}: {reason}. Last feedback: {feedback}"
         return self.add_markdown(text, tag, role="failure")
 
+    def add_skip_note(self, title: str, reason: str, tag: CellTag) -> int:
+        """A stage or step skipped before it started (G8): what it needed and why it is not there."""
+        return self.add_markdown(f"> **Skipped.** {title}: {reason}.", tag, role="skipped")
+
     def add_code(
         self,
         source: str,

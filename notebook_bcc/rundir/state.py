@@ -31,6 +31,7 @@ class StepRecord:
     comment: str = ""  # the behavior reflector's comment when the step completed
     pcs: list[list[str]] = field(default_factory=list)  # [aspect, text] the step planner wrote
     findings: list[list[str]] = field(default_factory=list)  # [priority, text] (stage reflector)
+    blocked_by: str = ""  # why it was skipped before it started (G8: a required variable unmade)
 
 
 @dataclass
@@ -45,6 +46,7 @@ class StageRecord:
     experience: str = ""  # stage_experience of the stage reflection that completed it
     note: str = ""
     focus: str = ""  # the step planner's <focus>
+    blocked_by: str = ""  # why it was skipped before it started (G8: a required variable unmade)
 
 
 @dataclass
@@ -144,6 +146,45 @@ class WorkflowState:
     def failed_steps(self) -> list[str]:
         """``stage/step`` of every step that ended failed (a capped step, G3)."""
         return [f"{st.id}/{t.id}" for st in self.stages for t in st.steps if t.status == "failed"]
+
+    def blocked(self) -> list[str]:
+        """``stage`` or ``stage/step`` of everything skipped because it could not start (G8)."""
+        out: list[str] = []
+        for st in self.stages:
+            if st.blocked_by:
+                out.append(st.id)
+            out += [f"{st.id}/{t.id}" for t in st.steps if t.blocked_by]
+        return out
+
+    def shortfall(self) -> str:
+        """What a completed run did not do, in words ("" when it did everything it planned):
+        the failed steps, and what was skipped because it could not start (G8)."""
+        failed, blocked = self.failed_steps(), self.blocked()
+        parts = []
+        if failed:
+            total = sum(len(st.steps) for st in self.stages)
+            parts.append(f"{len(failed)} of {total} steps failed: {', '.join(failed)}")
+        if blocked:
+            parts.append(
+                f"{len(blocked)} skipped because a variable they need was never made: "
+                + ", ".join(blocked)
+            )
+        return "; ".join(parts)
+
+    def unmade(self) -> dict[str, str]:
+        """Variables that a failed or skipped step, or a partial or skipped stage, was to make
+        and that the kernel does not hold: name -> what failed to make it (guard G8)."""
+        held = {r.name for r in self.ledger.in_kernel()}
+        out: dict[str, str] = {}
+        for st in self.stages:
+            for t in st.steps:
+                if t.status in ("failed", "skipped"):
+                    for name in t.verified_artifacts:
+                        out.setdefault(name, f"step {st.id}/{t.id} {t.status}")
+            if st.status in ("partial", "failed", "skipped"):
+                for name in st.verified_artifacts:
+                    out.setdefault(name, f"stage {st.id} {st.status}")
+        return {name: why for name, why in out.items() if name not in held}
 
     def progress(self) -> dict[str, Any]:
         """What a progress display shows after a transition (``bcc run --json`` lines)."""

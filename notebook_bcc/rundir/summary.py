@@ -37,6 +37,7 @@ def build_summary(
             "failed_behaviors": c.failed_behaviors,
             "forced_transitions": c.forced_transitions,
             "failed_steps": len(state.failed_steps()),
+            "skipped": len(state.blocked()),
             "guard_overrides": c.guard_overrides,
             "kernel_restarts": c.kernel_restarts,
         },
@@ -63,8 +64,15 @@ def build_summary(
                 "id": st.id,
                 "title": st.title,
                 "status": st.status,
+                **({"skipped_because": st.blocked_by} if st.blocked_by else {}),
                 "steps": [
-                    {"id": t.id, "status": t.status, "behaviors": t.behaviors} for t in st.steps
+                    {
+                        "id": t.id,
+                        "status": t.status,
+                        "behaviors": t.behaviors,
+                        **({"skipped_because": t.blocked_by} if t.blocked_by else {}),
+                    }
+                    for t in st.steps
                 ],
             }
             for st in state.stages
@@ -76,10 +84,9 @@ def build_summary(
 
 def _outcome(state: WorkflowState) -> str:
     """The final state in words a script and a reader cannot mistake for a clean success."""
-    failed = state.failed_steps()
-    if state.fsm_state == "WORKFLOW_COMPLETED" and failed:
-        total = sum(len(st.steps) for st in state.stages)
-        return f"completed with {len(failed)} of {total} steps failed: {', '.join(failed)}"
+    shortfall = state.shortfall()
+    if state.fsm_state == "WORKFLOW_COMPLETED" and shortfall:
+        return f"completed with {shortfall}"
     return {"WORKFLOW_COMPLETED": "completed"}.get(state.fsm_state, state.fsm_state)
 
 
@@ -96,7 +103,8 @@ def render_summary_md(summary: dict[str, Any]) -> str:
         lines += ["## What was asked", "", summary["question"], ""]
     lines += ["## What was done", ""]
     for st in summary["stages"]:
-        steps = ", ".join(f"{t['id']} ({t['status']})" for t in st["steps"]) or "not planned"
+        steps = ", ".join(f"{t['id']} ({t['status']})" for t in st["steps"])
+        steps = steps or st.get("skipped_because") or "not planned"
         lines.append(f"- **{st['title']}** — {st['status']}: {steps}")
     if summary.get("answers"):
         lines += ["", "## Answers", ""]
@@ -119,9 +127,14 @@ def render_summary_md(summary: dict[str, Any]) -> str:
         for t in st["steps"]
         if t["status"] != "complete"
     ]
-    if failed or c["forced_transitions"]:
+    if failed or c["forced_transitions"] or c.get("skipped"):
         lines += ["", "## Failures", ""]
         lines += [f"- step not completed: {f}" for f in failed]
+        lines += [
+            f"- stage skipped: {st['id']} ({st['skipped_because']})"
+            for st in summary["stages"]
+            if st.get("skipped_because")
+        ]
         lines.append(
             f"- forced transitions: {c['forced_transitions']} (see `bcc logs` and events.jsonl)"
         )

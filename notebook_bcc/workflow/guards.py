@@ -9,12 +9,13 @@ needed) by ``VariableLedger.deprecate``; G6 (budgets) by ``budget_exhausted`` be
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 __all__ = [
     "Guard",
+    "blocked",
     "budget_exhausted",
     "cap_plan",
     "code_digest",
@@ -29,7 +30,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Guard:
-    name: str  # G1 ... G7
+    name: str  # G1 ... G8
     effect: str  # what the runner did, e.g. "completion_overridden"
     reason: str
 
@@ -67,6 +68,17 @@ def plan_move(wants_next_step: bool, pending: Sequence[str]) -> tuple[bool, Guar
         reason = "stage completed with steps left: " + ", ".join(pending)
         return False, Guard("G4", "steps_skipped", reason)
     return wants_next_step, None
+
+
+def blocked(what: str, required: Sequence[str], unmade: Mapping[str, str]) -> Guard | None:
+    """G8: a stage or step that requires a variable which was never made, because the step or
+    stage that was to make it failed or was skipped, cannot start. It is skipped at once: no
+    agent call, no cell. ``unmade`` maps such variables to what failed to make them."""
+    missing = [name for name in required if name in unmade]
+    if not missing:
+        return None
+    reason = "; ".join(f"{name} was never made ({unmade[name]})" for name in missing)
+    return Guard("G8", f"{what}_skipped", f"cannot start: the required {reason}")
 
 
 def code_digest(code: str) -> str:

@@ -8,6 +8,7 @@ writes it to the transition log.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -118,15 +119,42 @@ class Handlers:
         doc.add_step_heading(s.step.title, self.tag())
         doc.save()
 
-    def next_stage(self) -> State:
-        """NEXT_STAGE (no agent): the next pending stage, or the end of the workflow."""
+    def start_step(self, order: Sequence[int], log: TransitionLog) -> bool:
+        """Enter the first step of ``order`` that can start; those that cannot (G8) are
+        skipped on the way, with a note in the notebook. False when none can start."""
         s = self.ctx.state
-        pending = range(s.stage_index + 1, len(s.stages))
-        nxt = next((i for i in pending if s.stages[i].status == "pending"), None)
-        if nxt is None:
-            return State.WORKFLOW_COMPLETED
-        self.enter_stage(nxt)
-        return State.STAGE_RUNNING
+        for index in order:
+            step = s.stage.steps[index]
+            guard = guards.blocked("step", step.required_variables, s.unmade())
+            if guard is None:
+                self.enter_step(index)
+                return True
+            s.step_index = index
+            step.status, step.blocked_by = "skipped", guard.reason
+            _log_guard(log, guard)
+            self.ctx.doc.add_skip_note(step.title, guard.reason, self.tag())
+        self.ctx.doc.save()
+        return False
+
+    def next_stage(self, log: TransitionLog) -> State:
+        """NEXT_STAGE (no agent): the next pending stage that can start (G8 skips the others),
+        or the end of the workflow."""
+        s = self.ctx.state
+        for index in range(s.stage_index + 1, len(s.stages)):
+            stage = s.stages[index]
+            if stage.status != "pending":
+                continue
+            guard = guards.blocked("stage", stage.required_variables, s.unmade())
+            if guard is None:
+                self.enter_stage(index)
+                return State.STAGE_RUNNING
+            s.stage_index, s.step_index = index, 0
+            stage.status, stage.blocked_by = "skipped", guard.reason
+            _log_guard(log, guard)
+            self.ctx.doc.add_stage_heading(stage.title, stage.goal, self.tag())
+            self.ctx.doc.add_skip_note(stage.title, guard.reason, self.tag())
+            self.ctx.doc.save()
+        return State.WORKFLOW_COMPLETED
 
     def _capped(self, items: Any, cap: int, what: str, log: TransitionLog) -> list[Any]:
         kept, guard = guards.cap_plan(items, cap, what)
@@ -158,8 +186,10 @@ class Handlers:
         for record, spec in zip(s.stage.steps, steps, strict=True):
             record.pcs = [[aspect, text] for aspect, text in spec.pcs if text]
         s.stage.focus = (p.focus or "").strip()
-        self.enter_step(0)
-        return State.STEP_RUNNING, False
+        if self.start_step(range(len(s.stage.steps)), log):
+            return State.STEP_RUNNING, False
+        s.stage.status = "skipped" if s.stage.steps else "complete"
+        return State.STAGE_COMPLETED, True
 
     def on_behavior(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
@@ -328,8 +358,9 @@ class Handlers:
                     stage.steps[i].status = "skipped"
         if wants_next:
             ids = {stage.steps[i].id: i for i in pending}
-            self.enter_step(ids.get(p.next_focus or "", pending[0]))
-            return State.STEP_RUNNING, False
+            first = ids.get(p.next_focus or "", pending[0])
+            if self.start_step([first, *(i for i in pending if i != first)], log):
+                return State.STEP_RUNNING, False
         done = all(t.status == "complete" for t in stage.steps)
         stage.status = "complete" if done else "partial"
         if p.stage_experience and p.stage_experience.strip():

@@ -121,13 +121,9 @@ class Runner:
                 self.host.shutdown(now=not completed)
         try:
             if self.state.fsm_state == "WORKFLOW_COMPLETED":
-                failed = self.state.failed_steps()
-                exit_code = COMPLETED_WITH_FAILED_STEPS if failed else 0
-                message = (
-                    f"workflow completed with {len(failed)} failed step(s): {', '.join(failed)}"
-                    if failed
-                    else "workflow completed"
-                )
+                shortfall = self.state.shortfall()
+                exit_code = COMPLETED_WITH_FAILED_STEPS if shortfall else 0
+                message = "workflow completed" + (f" with {shortfall}" if shortfall else "")
             elif self.state.fsm_state == "WORKFLOW_FAILED" and not message:
                 exit_code, message = 1, f"workflow failed: {self.state.error}"
             summary = self._finish()
@@ -229,7 +225,7 @@ class Runner:
         log = TransitionLog(
             s.seq + 1, row.event.value, source.value, None, s.path, s.iteration, utc_now()
         )
-        target = self.handlers.next_stage()
+        target = self.handlers.next_stage(log)
         if target == State.STAGE_RUNNING:
             log.relocate(s.path, 0)
         self._commit(log, row.event, source, target, False, t0)

@@ -39,7 +39,7 @@ def test_g3_caps_behaviors_then_marks_the_step_failed(tmp_path: Path):
     agent = ScriptedAgent(lambda obs: one_stage(obs, lambda o: f"y{o.iteration} = 1"))
     result = make_runner(tmp_path, agent, verify=False, max_behaviors_per_step=2).run()
     assert result.final_state == "WORKFLOW_COMPLETED"
-    assert result.exit_code == 9 and "1 failed step(s): work/compute" in result.message
+    assert result.exit_code == 9 and "1 of 1 steps failed: work/compute" in result.message
     summary = json.loads((result.run_dir / "summary.json").read_text())
     assert summary["counts"]["failed_steps"] == 1
     assert summary["outcome"] == "completed with 1 of 1 steps failed: work/compute"

@@ -48,3 +48,29 @@ def test_g7_refuses_code_that_already_failed_in_the_step() -> None:
         "G7", "not_rerun", "identical to code that already failed in this step; not re-run"
     )
     assert guards.repeated_code("x = 1 / 1", failed) is None
+
+
+def test_g8_blocks_only_what_a_failed_producer_left_unmade() -> None:
+    unmade = {"raw_dataset": "step load/read failed"}
+    assert guards.blocked("step", ["user_submit_files"], unmade) is None
+    assert guards.blocked("step", ["df"], unmade) is None  # no producer failed: let it try
+    assert guards.blocked("stage", ["raw_dataset", "df"], unmade) == Guard(
+        "G8",
+        "stage_skipped",
+        "cannot start: the required raw_dataset was never made (step load/read failed)",
+    )
+
+
+def test_unmade_lists_artifacts_of_failed_work_that_the_kernel_lacks() -> None:
+    from notebook_bcc.kernel.records import VariableInfo
+    from notebook_bcc.rundir.state import StageRecord, StepRecord, WorkflowState
+
+    state = WorkflowState("r", "t")
+    load = StepRecord("read", "Read", "", ["raw", "profile"], status="failed")
+    state.stages = [
+        StageRecord("load", "Load", "", ["raw"], status="partial", steps=[load]),
+        StageRecord("clean", "Clean", "", ["clean"], ["raw"], status="skipped"),
+        StageRecord("eda", "EDA", "", ["plots"], ["clean"]),
+    ]
+    state.ledger.observe([VariableInfo("profile", "dict", None, 1, (), 10, "{}")], "load/read#3")
+    assert state.unmade() == {"raw": "step load/read failed", "clean": "stage clean skipped"}

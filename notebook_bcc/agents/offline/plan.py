@@ -177,7 +177,7 @@ def playbook(
                 "Check that the result holds under perturbations of data and seeds.",
                 (stability,),
                 (("stability_report", "stability figures"),),
-                ("final_model",),
+                ("final_model", "final_metrics"),
             )
         )
     answers = (("final_answers", "each question of the problem, answered or not"),)
