@@ -17,6 +17,9 @@ _SUPERVISED = re.compile(
     r"what drives|determin\w*|influenc\w*|affects?|which factors|depends? on|target)\b",
     re.IGNORECASE,
 )
+#: wording that asks to put the data files together, and the key it names ("on `id`")
+_JOIN = re.compile(r"\b(join\w*|merg\w*|combin\w*|link\w*)\b", re.IGNORECASE)
+_JOIN_ON = re.compile(r"\b(?:on|by|using|via)\s+`([^`]+)`", re.IGNORECASE)
 _CLASSIFY = re.compile(
     r"\b(classif\w*|which class|categor\w*|species|type of|who survived)\b", re.I
 )
@@ -34,6 +37,8 @@ class ProblemSpec:
     reason: str = ""
     keep: tuple[str, ...] = ()  # columns used as features even if a leakage guard objects
     questions: tuple[str, ...] = ()  # the questions the text asks, in order (final_answers keys)
+    join: bool = False  # the text asks to join (merge, combine, link) the data files
+    join_on: str | None = None  # the key it names: "on `customer_id`"
 
     @property
     def supervised(self) -> bool:
@@ -77,8 +82,9 @@ def read_problem(text: str) -> ProblemSpec:
         task = task or "auto"
     elif task == "eda":
         reason = "front matter says task: eda"
-    else:
-        quoted = re.findall(r"`([^`]+)`", body)
+    join_on = _JOIN_ON.search(body) if _JOIN.search(body) else None
+    if not target and task != "eda":
+        quoted = [q for q in re.findall(r"`([^`]+)`", body) if not join_on or q != join_on[1]]
         target = quoted[0] if quoted and _SUPERVISED.search(body) else None
         if _SUPERVISED.search(body):
             task = task or ("classification" if _CLASSIFY.search(body) else "auto")
@@ -97,15 +103,23 @@ def read_problem(text: str) -> ProblemSpec:
         keep=_as_tuple(meta.get("keep")),
         reason=reason,
         questions=questions_in(body),
+        join=bool(_JOIN.search(body)),
+        join_on=join_on[1] if join_on else None,
     )
 
 
+#: a request phrased as a statement that still asks a question: "tell me which ..."
+_ASKS = re.compile(
+    r"\b(tell me|find out|let me know|work out)\s+(which|what|how|whether|who|where|when|if)\b",
+    re.IGNORECASE,
+)
 _ITEM = re.compile(r"^\s*(?:[-*+]|\(?\d{1,2}[.)])\s+(.+)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'])")
 
 
 def questions_in(body: str) -> tuple[str, ...]:
-    """The questions a problem asks, whole, in order: each list item or sentence ending in '?'.
+    """The questions a problem asks, whole, in order: each list item or sentence ending in '?',
+    or asking in so many words ("tell me which ...", "find out whether ...").
 
     A list item (``1.``, ``2)``, ``-``) that ends with a question mark is one question, however
     many sentences it has; elsewhere each sentence ending with ``?`` is one. Headings and
@@ -120,7 +134,8 @@ def questions_in(body: str) -> tuple[str, ...]:
         paragraph.clear()
         for sentence in _SENTENCE_END.split(text):
             sentence = sentence.strip()
-            if sentence.endswith("?") and sentence not in found:
+            asks = sentence.endswith("?") or _ASKS.search(sentence)
+            if asks and sentence not in found:
                 found.append(sentence)
 
     for line in body.splitlines():
@@ -134,7 +149,7 @@ def questions_in(body: str) -> tuple[str, ...]:
             flush()
         if item:
             text = " ".join(item.group(1).split())
-            if text.endswith("?"):
+            if text.endswith("?") or _ASKS.search(text):
                 if text not in found:
                     found.append(text)
             else:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import pytest
 from lxml import etree
 
@@ -107,12 +108,15 @@ def test_example_runs_offline_to_completion(example: Path, tmp_path: Path):
         assert f"- cv_mean: {metrics['cv_mean']}" in md.split("## Key results")[1]
 
 
-def test_offline_lists_the_questions_it_cannot_answer(tmp_path: Path):
+def test_offline_answers_what_the_table_answers_and_lists_the_rest(tmp_path: Path):
     example = ROOT / "examples" / "penguins"
+    frame = pd.read_csv(example / "penguins.csv")
     problem = tmp_path / "problem.md"
     problem.write_text(
         "# Penguin questions\n\n1. How many penguins were measured?\n"
         "2. Which island has the heaviest penguins on average?\n"
+        "3. Which species has the largest average flipper length?\n"
+        "4. Which island has the most penguins?\n"
     )
     out = tmp_path / "run"
     proc = run_bcc(
@@ -120,13 +124,20 @@ def test_offline_lists_the_questions_it_cannot_answer(tmp_path: Path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = check_run_dir(out)
-    assert [a["question"] for a in summary["answers"]] == [
+    answers = {a["question"]: a for a in summary["answers"]}
+    assert list(answers) == [
         "How many penguins were measured?",
         "Which island has the heaviest penguins on average?",
+        "Which species has the largest average flipper length?",
+        "Which island has the most penguins?",
     ]
-    assert not any(a["answered"] for a in summary["answers"])
+    flipper = frame.groupby("species")["flipper_length_mm"].mean().idxmax()
+    assert answers["Which species has the largest average flipper length?"]["value"] == flipper
+    assert answers["Which island has the most penguins?"]["value"] == frame["island"].mode()[0]
+    assert not answers["How many penguins were measured?"]["answered"]
     md = (out / "summary.md").read_text()
-    assert "1. How many penguins were measured? *not answered* (the offline analyst" in md
+    assert "1. How many penguins were measured? *not answered* (the offline analyst answers only" in md
+    assert f"4. Which island has the most penguins? **{frame['island'].mode()[0]}**" in md
     status = run_bcc("status", str(out))
     assert "answer    2. Which island has the heaviest penguins on average? -> not answered" in (
         status.stdout

@@ -97,7 +97,7 @@ class OfflineAnalyst:
 
     def _plays(self, obs: Observation) -> tuple[StagePlay, ...]:
         target, _ = self._target(obs)
-        return playbook(self._spec(obs).supervised, target, bool(obs.questions))
+        return playbook(self._spec(obs).supervised, target, bool(obs.questions), len(obs.files))
 
     def _step_play(self, obs: Observation) -> StepPlay:
         for stage in self._plays(obs):
@@ -111,7 +111,7 @@ class OfflineAnalyst:
         spec = self._spec(obs)
         root = E("stages")
         S(root, "title").text = spec.title
-        for stage in playbook(spec.supervised, asks=bool(obs.questions)):
+        for stage in playbook(spec.supervised, asks=bool(obs.questions), files=len(obs.files)):
             el = S(root, "stage", id=stage.id, title=stage.title)
             S(el, "goal").text = stage.goal
             _variables(el, "verified_artifacts", stage.artifacts)
@@ -167,6 +167,9 @@ class OfflineAnalyst:
             questions=obs.questions,
             drop=spec.drop,
             keep=spec.keep,
+            files=len(obs.files),
+            join=spec.join,
+            join_on=spec.join_on,
         )
         root = E("actions")
         if play.id == "data_loading" and obs.iteration <= 1:

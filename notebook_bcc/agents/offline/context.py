@@ -22,3 +22,6 @@ class RecipeContext:
     questions: tuple[str, ...] = ()  # the problem's questions (final_answers keys)
     drop: tuple[str, ...] = ()  # front matter drop: never features
     keep: tuple[str, ...] = ()  # front matter keep: features whatever the leakage guards say
+    files: int = 1  # how many data files were submitted (several: each is read, then joined)
+    join: bool = False  # the problem asks to join the files
+    join_on: str | None = None  # the key it names

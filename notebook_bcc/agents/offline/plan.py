@@ -35,24 +35,40 @@ def _target_checks(target: str | None) -> tuple[str, ...]:
     return (f"{target!r} in clean_dataset.columns", f"clean_dataset[{target!r}].notna().all()")
 
 
-def playbook(
-    supervised: bool, target: str | None = None, asks: bool = False
-) -> tuple[StagePlay, ...]:
-    """All stages, in order. ``target`` (once known) sharpens acceptance criteria; ``asks``
-    (the problem asks questions) adds ``final_answers`` to the summary."""
-    loading = StepPlay(
+def _loading(files: int) -> StepPlay:
+    artifacts = (
+        ("raw_dataset", "DataFrame read from the submitted file"),
+        ("data_profile", "shape and dtypes"),
+    )
+    goal = "Read the submitted file into raw_dataset with the right delimiter and encoding."
+    if files > 1:
+        artifacts += (
+            ("tables", "every submitted file, read, by file name"),
+            ("join_report", "shared columns checked as join keys; what was joined or left aside"),
+        )
+        goal = (
+            f"Read all {files} submitted files, check the columns they share as join keys "
+            "(unique on one side, match rate), join the lookups, and say which files are "
+            "analysed and why any other is left aside; raw_dataset is the table analysed."
+        )
+    return StepPlay(
         "data_loading",
         "Data Loading",
-        "Read the submitted file into raw_dataset with the right delimiter and encoding. "
-        "Acceptance: it has rows and columns.",
+        goal + " Acceptance: it has rows and columns.",
         "load_data",
-        (
-            ("raw_dataset", "DataFrame read from the submitted file"),
-            ("data_profile", "shape and dtypes"),
-        ),
+        artifacts,
         ("user_submit_files",),
         ("len(raw_dataset) > 0", "raw_dataset.shape[1] > 0"),
     )
+
+
+def playbook(
+    supervised: bool, target: str | None = None, asks: bool = False, files: int = 1
+) -> tuple[StagePlay, ...]:
+    """All stages, in order. ``target`` (once known) sharpens acceptance criteria; ``asks``
+    (the problem asks questions) adds ``final_answers`` to the summary; ``files`` > 1 reads
+    and joins several files."""
+    loading = _loading(files)
     integrity = StepPlay(
         "integrity_checks",
         "Integrity Checks",

@@ -30,6 +30,8 @@ def fill(template: str, ctx: RecipeContext) -> str:
         .replace("__QUESTIONS__", repr(list(ctx.questions)))
         .replace("__DROP__", repr(list(ctx.drop)))
         .replace("__KEEP__", repr(list(ctx.keep)))
+        .replace("__JOIN_ON__", repr(ctx.join_on))
+        .replace("__JOIN__", repr(ctx.join))
         .strip()
         + "\n"
     )
@@ -83,13 +85,28 @@ load_info = {"path": data_path, "encoding": None, "separator": None}
     + template("setup_read_v0.py")
 )
 
-PROFILE_V0 = template("setup_profile_v0.py") + LOAD_RESULT
+HEADERS = template("setup_headers.py")
+
+PROFILE_V0 = HEADERS + template("setup_profile_v0.py") + LOAD_RESULT
+
+# Several files: each is read into ``tables``; shared columns are checked as join keys and the
+# lookups joined (``join_report``); ``raw_dataset`` is the table analysed.
+READ_ALL = (
+    READER_SOURCE.replace("def read_delimited(", "def _bcc_read_delimited(")
+    + HEADERS
+    + template("setup_read_all.py")
+)
+
+JOIN = template("setup_join.py")
 
 LOAD_V1 = template("setup_load_v1.py") + LOAD_RESULT
 
 
 def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
-    """Set up, read the first submitted file into ``raw_dataset`` and profile it."""
+    """Set up, read the submitted file into ``raw_dataset`` and profile it; with several
+    files, read each and join the lookups."""
+    if ctx.files > 1:
+        return load_several(ctx)
     if ctx.variant:
         return (
             *pair(SETUP_TEXT, SETUP.replace("__WARNINGS__", '"ignore"'), ctx),
@@ -115,6 +132,36 @@ def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
             "columns) and look at the first rows. `data_profile` keeps a small summary of the "
             "shape and column types.",
             PROFILE_V0,
+            ctx,
+        ),
+    )
+
+
+def load_several(ctx: RecipeContext) -> tuple[Cell, ...]:
+    asked = (
+        f"The problem asks to join the files{f' on `{ctx.join_on}`' if ctx.join_on else ''}, "
+        "so a lookup table (its key unique) is joined onto the other whatever the match rate"
+        if ctx.join
+        else "A table is joined onto another only when it is clearly a lookup of it: the key "
+        "is unique in it and at least 90% of the other table's rows find a match"
+    )
+    warnings = '"ignore"' if ctx.variant else '"ignore", FutureWarning'
+    return (
+        *pair(SETUP_TEXT, SETUP.replace("__WARNINGS__", warnings), ctx),
+        *pair(
+            f"Read each of the {ctx.files} submitted files with the same reader (the format "
+            "from the extension; for text tables the encoding and delimiter are sniffed) and "
+            "clean their header names. `tables` holds them by file name.",
+            READ_ALL,
+            ctx,
+        ),
+        *pair(
+            "Check every column two tables share as a join key: is it unique in one of them "
+            f"(a lookup), and what share of each table's rows find a match? {asked}; the "
+            "printout says how many rows matched. The first file is analysed when nothing "
+            "joins, and every file left aside is named with the reason. `raw_dataset` is the "
+            "table analysed from here on; `join_report` keeps the checks.",
+            JOIN,
             ctx,
         ),
     )

@@ -131,7 +131,7 @@ SUMMARY_V1 = template("eda_summary_v1.py") + SUMMARY_RESULT
 
 def final_summary(ctx: RecipeContext) -> Pairs:
     """A markdown summary built from the variables that exist in the kernel."""
-    answers = [(UNANSWERED_TEXT, UNANSWERED)] if ctx.questions else []
+    answers = [(ANSWERS_TEXT, ANSWERS)] if ctx.questions else []
     if ctx.variant:
         return [("Write a plain summary of what was done and measured.", SUMMARY_V1), *answers]
     return [
@@ -146,11 +146,12 @@ def final_summary(ctx: RecipeContext) -> Pairs:
     ]
 
 
-UNANSWERED_TEXT = (
-    "The problem asks specific questions. The offline analyst does not compute answers to "
-    "free-form questions, so `final_answers` lists each question as **not answered** rather "
-    "than guessing; the analysis above holds the material to answer them, and a model "
-    "(`--model`) can compute them."
+ANSWERS_TEXT = (
+    "The problem asks specific questions. The offline analyst answers from `clean_dataset` "
+    "those of the form *which (group) has the most / least (number)*: the total when the "
+    "question speaks of spending, sales or totals, else the mean, or the number of rows when "
+    "no number is named. Every other question is listed in `final_answers` as **not "
+    "answered**, with the reason, rather than guessed; a model (`--model`) can answer them."
 )
 
-UNANSWERED = template("eda_unanswered.py")
+ANSWERS = template("eda_answers.py")
