@@ -136,7 +136,9 @@ def test_offline_answers_what_the_table_answers_and_lists_the_rest(tmp_path: Pat
     assert answers["Which island has the most penguins?"]["value"] == frame["island"].mode()[0]
     assert not answers["How many penguins were measured?"]["answered"]
     md = (out / "summary.md").read_text()
-    assert "1. How many penguins were measured? *not answered* (the offline analyst answers only" in md
+    assert (
+        "1. How many penguins were measured? *not answered* (the offline analyst answers only" in md
+    )
     assert f"4. Which island has the most penguins? **{frame['island'].mode()[0]}**" in md
     status = run_bcc("status", str(out))
     assert "answer    2. Which island has the heaviest penguins on average? -> not answered" in (
