@@ -1,5 +1,5 @@
-"""Reading problem.md: optional YAML front matter (title, target, task, metric, drop, id),
-else heuristics on the text."""
+"""Reading problem.md: optional YAML front matter (title, target, task, metric, drop, id, keep,
+sheet), else heuristics on the text."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ class ProblemSpec:
     reason: str = ""
     keep: tuple[str, ...] = ()  # columns used as features even if a leakage guard objects
     questions: tuple[str, ...] = ()  # the questions the text asks, in order (final_answers keys)
+    sheet: str | None = None  # the Excel sheet to read (front matter sheet:), else the first
 
     @property
     def supervised(self) -> bool:
@@ -97,6 +98,7 @@ def read_problem(text: str) -> ProblemSpec:
         keep=_as_tuple(meta.get("keep")),
         reason=reason,
         questions=questions_in(body),
+        sheet=None if meta.get("sheet") is None else str(meta["sheet"]),
     )
 
 

@@ -167,6 +167,7 @@ class OfflineAnalyst:
             questions=obs.questions,
             drop=spec.drop,
             keep=spec.keep,
+            sheet=spec.sheet,
         )
         root = E("actions")
         if play.id == "data_loading" and obs.iteration <= 1:

@@ -22,3 +22,4 @@ class RecipeContext:
     questions: tuple[str, ...] = ()  # the problem's questions (final_answers keys)
     drop: tuple[str, ...] = ()  # front matter drop: never features
     keep: tuple[str, ...] = ()  # front matter keep: features whatever the leakage guards say
+    sheet: str | None = None  # front matter sheet: the Excel sheet to read
