@@ -242,7 +242,7 @@ def read_parquet_rows(path, info, nrows=None):
 
 def read_feather_rows(path, info, nrows=None):
     """Read a Feather (Arrow IPC) file; with ``nrows``, only the record batches holding the
-    first rows. ``info`` receives ``total_rows`` when the file says it."""
+    first rows. ``info`` receives ``total_rows`` when pyarrow can count them cheaply."""
     import pyarrow
     import pyarrow.ipc
 
@@ -261,7 +261,8 @@ def read_feather_rows(path, info, nrows=None):
                 break
             batches.append(reader.get_batch(index))
             rows += batches[-1].num_rows
-        info["total_rows"] = reader.count_rows()
+        if hasattr(reader, "count_rows"):  # pyarrow 26: from the batches' metadata only
+            info["total_rows"] = reader.count_rows()
         table = pyarrow.Table.from_batches(batches, schema=reader.schema).slice(0, nrows)
         return table.to_pandas()
 
