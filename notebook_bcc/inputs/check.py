@@ -6,7 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from notebook_bcc.errors import InputError
+from notebook_bcc.inputs.problem import read_problem
+from notebook_bcc.inputs.tables import table_format
 
 __all__ = ["Inputs", "check_inputs"]
 
@@ -48,6 +52,28 @@ def _check_table(path: Path) -> None:
         )
 
 
+def _excel_sheets(path: Path) -> list[str] | None:
+    """The sheet names of a workbook, or None when it does not open (the run says why)."""
+    try:
+        with pd.ExcelFile(path) as workbook:
+            return [str(name) for name in workbook.sheet_names]
+    except Exception:  # a corrupt workbook: openpyxl, xlrd and zipfile raise their own errors
+        return None
+
+
+def _check_sheet(path: Path, sheet: str | None) -> None:
+    """An Excel input must have the sheet the problem names (front matter ``sheet:``). Other
+    formats are not read here: their errors reach the run, which reports them."""
+    if sheet is None or table_format(path)[0] != "Excel":
+        return
+    sheets = _excel_sheets(path)
+    if sheets is not None and sheet not in sheets:
+        raise InputError(
+            f"data file {path.name} has no sheet {sheet!r}",
+            remedy="name one of its sheets in the front matter (sheet: NAME): " + ", ".join(sheets),
+        )
+
+
 def check_inputs(problem: Path, data: Sequence[Path]) -> Inputs:
     """Validate the inputs; raise InputError (exit 3) with a remedy on the first problem."""
     if not data:
@@ -65,6 +91,8 @@ def check_inputs(problem: Path, data: Sequence[Path]) -> Inputs:
     names = [f.name for f in files]
     if len(set(names)) != len(names):
         raise InputError("two data files share a name", remedy="rename one of them")
+    sheet = read_problem(text).sheet
     for f in files:
         _check_table(f)
+        _check_sheet(f, sheet)
     return Inputs(problem, text, files)

@@ -2,16 +2,24 @@
 a few rows, read with the same reader as the notebook's loading cell (:mod:`tables`).
 
 At most ``MAX_ROWS`` rows of a table are read, so a large file costs the ``bcc`` process
-little memory; the preview says so. Other files show their size and first lines.
+little memory; the preview says so. A text table (compressed or not) shows its first lines as
+they are; Excel, Parquet, Feather and JSON show their first rows as read. Other files show
+their size and first lines.
 """
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pandas as pd
 
-from notebook_bcc.inputs.tables import read_delimited
+from notebook_bcc.inputs.tables import (
+    TEXT_FORMATS,
+    is_table_file,
+    open_decompressed,
+    read_table,
+)
 
 __all__ = ["preview_files", "preview_file"]
 
@@ -21,7 +29,6 @@ MAX_COLUMNS = 80  # columns described one per line; the rest are named on one li
 CELL_CHARS = 40
 MAX_LEVELS = 12  # a text column with at most this many values has them listed, with counts
 RAW_LINE_CHARS = 300
-TEXT_TABLES = (".csv", ".tsv", ".txt", ".dat", ".tab")
 
 
 def _size(n: int) -> str:
@@ -32,10 +39,10 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def _lines(path: Path, cap: int = 200_000_000) -> tuple[int, bool]:
-    """Newlines in the first ``cap`` bytes, and whether the file is longer than that."""
+def _lines(path: Path, compression: str | None, cap: int = 200_000_000) -> tuple[int, bool]:
+    """Newlines in the first ``cap`` (decompressed) bytes, and whether there are more."""
     count, read = 0, 0
-    with path.open("rb") as handle:
+    with open_decompressed(str(path), compression) as handle:
         while read < cap:
             block = handle.read(1 << 20)
             if not block:
@@ -52,36 +59,88 @@ def _cell(value: object) -> str:
     return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
 
 
-def _table(path: Path, name: str) -> str:
+def _table(path: Path, name: str, sheet: str | None) -> str:
     info: dict[str, object] = {}
-    frame = read_delimited(str(path), info, nrows=MAX_ROWS)
-    lines_in_file, more = _lines(path)
+    frame = read_table(str(path), info, nrows=MAX_ROWS, sheet=sheet)
     bounded = len(frame) >= MAX_ROWS
-    head = [
-        f"### {name} ({_size(path.stat().st_size)}, "
+    if info["format"] in TEXT_FORMATS:
+        head = _text_table_head(path, name, info, frame, bounded)
+        rows = [f"lines 2-{SHOW_ROWS + 1} of the file as they are:"]
+        rows += _raw_lines(path, info, SHOW_ROWS + 1)[1:]
+    else:
+        head = _read_table_head(path, name, info, frame, bounded, sheet)
+        shown = min(SHOW_ROWS, len(frame))
+        rows = [f"the header and first {shown} rows as read:", *_frame_rows(frame)]
+    return "\n".join([*head, *_column_lines(frame, bounded), *rows])
+
+
+def _shape(frame: pd.DataFrame, bounded: bool, total_rows: object = None) -> str:
+    """Rows x columns (of the file when known), and whether only the first rows were read."""
+    if not bounded:
+        return f"{len(frame):,} rows x {frame.shape[1]} columns"
+    read_part = f"the first {MAX_ROWS:,} rows were read for this preview"
+    if isinstance(total_rows, int):
+        return f"{total_rows:,} rows x {frame.shape[1]} columns; {read_part}"
+    return read_part
+
+
+def _text_table_head(
+    path: Path, name: str, info: dict[str, object], frame: pd.DataFrame, bounded: bool
+) -> list[str]:
+    compression = info.get("compression")
+    lines_in_file, more = _lines(path, compression)  # type: ignore[arg-type]
+    packed = f"{compression}-compressed, " if compression else ""
+    return [
+        f"### {name} ({_size(path.stat().st_size)}, {packed}"
         f"{'over ' if more else ''}{lines_in_file:,} lines)",
         f"read as a table: encoding {info.get('encoding')}, separator {info.get('separator')!r}; "
-        + (
-            f"the first {MAX_ROWS:,} rows were read for this preview"
-            if bounded
-            else f"{len(frame):,} rows x {frame.shape[1]} columns"
-        ),
+        + _shape(frame, bounded),
+    ]
+
+
+def _read_table_head(
+    path: Path,
+    name: str,
+    info: dict[str, object],
+    frame: pd.DataFrame,
+    bounded: bool,
+    sheet: str | None,
+) -> list[str]:
+    packed = f", {info['compression']}-compressed" if info.get("compression") else ""
+    head = [f"### {name} ({_size(path.stat().st_size)}, {info['format']}{packed})"]
+    if info["format"] == "Excel":
+        head.append(_sheets_line(info, sheet))
+    head.append("read as a table: " + _shape(frame, bounded, info.get("total_rows")))
+    return head
+
+
+def _sheets_line(info: dict[str, object], sheet: str | None) -> str:
+    sheets: list[dict[str, object]] = info["sheets"]  # type: ignore[assignment]
+    listing = ", ".join(f"{s['name']} (empty)" if s["empty"] else str(s["name"]) for s in sheets)
+    why = (
+        "named by `sheet:` in the problem's front matter"
+        if sheet is not None
+        else "the first sheet with data rows"
+    )
+    return f"sheets: {listing}; reading {info['sheet']!r}, {why}"
+
+
+def _column_lines(frame: pd.DataFrame, bounded: bool) -> list[str]:
+    lines = [
         f"columns ({frame.shape[1]}): name: dtype, missing values"
-        + (f" in the first {MAX_ROWS:,} rows" if bounded else ""),
+        + (f" in the first {MAX_ROWS:,} rows" if bounded else "")
     ]
     cols = list(frame.columns)
     missing = frame.isna().sum()
     for col in cols[:MAX_COLUMNS]:
         name = col if str(col).isprintable() else repr(col)  # a line break inside a header
-        head.append(
+        lines.append(
             f"- {name}: {frame[col].dtype}, {int(missing[col])} missing{_levels(frame[col])}"
         )
     if len(cols) > MAX_COLUMNS:
         rest = ", ".join(str(c) for c in cols[MAX_COLUMNS:])
-        head.append(f"- {len(cols) - MAX_COLUMNS} more columns: {rest}")
-    head.append(f"lines 2-{SHOW_ROWS + 1} of the file as they are:")
-    head += _raw_lines(path, info, SHOW_ROWS + 1)[1:]
-    return "\n".join(head)
+        lines.append(f"- {len(cols) - MAX_COLUMNS} more columns: {rest}")
+    return lines
 
 
 def _levels(column: pd.Series) -> str:
@@ -94,10 +153,19 @@ def _levels(column: pd.Series) -> str:
     return ", values: " + ", ".join(f"{_cell(v)} ({n})" for v, n in values.items())
 
 
+def _frame_rows(frame: pd.DataFrame) -> list[str]:
+    """The header and first rows of a table as read, cells separated by ' | '."""
+    rows = [[str(c) for c in frame.columns]]
+    rows += [[_cell(v) for v in row] for row in frame.head(SHOW_ROWS).itertuples(index=False)]
+    return [" | ".join(row)[:RAW_LINE_CHARS] for row in rows]
+
+
 def _raw_lines(path: Path, info: dict[str, object], n: int) -> list[str]:
     encoding = str(info.get("encoding") or "utf-8")
+    compression = info.get("compression")
     lines = []
-    with path.open(encoding=encoding, errors="replace", newline="") as handle:
+    with open_decompressed(str(path), compression) as binary:  # type: ignore[arg-type]
+        handle = io.TextIOWrapper(binary, encoding=encoding, errors="replace", newline="")
         for line in handle:
             lines.append(line.rstrip("\r\n")[:RAW_LINE_CHARS])
             if len(lines) >= n:
@@ -112,20 +180,26 @@ def _text(path: Path, name: str) -> str:
         return f"### {name} ({_size(path.stat().st_size)}, binary: no text preview)"
     text = first.decode("utf-8", "replace").splitlines()[:8]
     return "\n".join(
-        [f"### {name} ({_size(path.stat().st_size)}); first lines:", *(t[:200] for t in text)]
+        [
+            f"### {name} ({_size(path.stat().st_size)}); first lines:",
+            *(t[:200] for t in text),
+        ]
     )
 
 
-def preview_file(path: Path, name: str) -> str:
-    """The preview of one file; never raises (a file that will not read says why)."""
+def preview_file(path: Path, name: str, sheet: str | None = None) -> str:
+    """The preview of one file; never raises (a file that will not read says why). ``sheet``
+    is the Excel sheet the problem names (front matter ``sheet:``)."""
     try:
-        if path.suffix.lower() in TEXT_TABLES:
-            return _table(path, name)
+        if is_table_file(path):
+            return _table(path, name, sheet)
         return _text(path, name)
-    except (OSError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+    except Exception as exc:  # any reader's error: pandas, pyarrow, openpyxl, zipfile, ...
         return f"### {name}: could not be previewed ({type(exc).__name__}: {_cell(exc)})"
 
 
-def preview_files(root: Path, files: tuple[str, ...]) -> tuple[str, ...]:
+def preview_files(
+    root: Path, files: tuple[str, ...], *, sheet: str | None = None
+) -> tuple[str, ...]:
     """Previews of ``files`` (paths relative to the run directory ``root``)."""
-    return tuple(preview_file(root / f, f) for f in files)
+    return tuple(preview_file(root / f, f, sheet) for f in files)

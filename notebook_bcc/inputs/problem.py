@@ -1,5 +1,5 @@
-"""Reading problem.md: optional YAML front matter (title, target, task, metric, drop, id),
-else heuristics on the text."""
+"""Reading problem.md: optional YAML front matter (title, target, task, metric, drop, id, keep,
+sheet), else heuristics on the text."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ class ProblemSpec:
     questions: tuple[str, ...] = ()  # the questions the text asks, in order (final_answers keys)
     join: bool = False  # the text asks to join (merge, combine, link) the data files
     join_on: str | None = None  # the key it names: "on `customer_id`"
+    sheet: str | None = None  # the Excel sheet to read (front matter sheet:), else the first
 
     @property
     def supervised(self) -> bool:
@@ -105,6 +106,7 @@ def read_problem(text: str) -> ProblemSpec:
         questions=questions_in(body),
         join=bool(_JOIN.search(body)),
         join_on=join_on[1] if join_on else None,
+        sheet=None if meta.get("sheet") is None else str(meta["sheet"]),
     )
 
 

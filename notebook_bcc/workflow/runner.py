@@ -77,8 +77,9 @@ class Runner:
         self._t0 = time.monotonic()
         self._elapsed_before = state.elapsed_s
         self._artifacts: dict[str, Any] = {}
-        self._questions = read_problem(problem_text).questions
-        self._preview = preview_files(store.root, self.files)
+        spec = read_problem(problem_text)
+        self._questions = spec.questions
+        self._preview = preview_files(store.root, self.files, sheet=spec.sheet)
 
     @property
     def state(self) -> WorkflowState:

@@ -184,6 +184,7 @@ def test_recipe_cells_explain_before_code(task: str, variant: int) -> None:
                 assert i > 0 and cells[i - 1].kind == "text", key
                 ast.parse(cell.content)  # valid Python
                 assert "__TARGET__" not in cell.content and "__SEED__" not in cell.content
+                assert "__SHEET__" not in cell.content
 
 
 def behavior_sequence(task: str) -> tuple[str, ...]:

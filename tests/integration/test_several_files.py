@@ -89,5 +89,5 @@ def test_an_unrelated_file_is_left_aside_and_the_notebook_says_why(tmp_path: Pat
     assert proc.returncode == 0, proc.stderr[-3000:]
     printed = code_outputs(run)
     assert "Left aside weather.csv: it shares no column with orders.csv." in printed
-    assert "Result: read 2 files of 2; analysed orders.csv; left aside weather.csv" in printed
+    assert "Result: read 2 of 2 files; analysed orders.csv; left aside weather.csv" in printed
     assert "raw_dataset has 300 rows x 3 columns" in printed

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+from collections.abc import Callable
 from pathlib import Path
+
+import pandas as pd
+import pytest
 
 from notebook_bcc.inputs.preview import MAX_ROWS, preview_file
 
@@ -37,3 +42,72 @@ def test_other_files_show_their_first_lines_and_never_raise(tmp_path: Path) -> N
     empty = tmp_path / "empty.csv"
     empty.write_text("")
     assert "could not be previewed" in preview_file(empty, "assets/empty.csv")
+
+
+TABLE = pd.DataFrame({"size": [1.5, 2.0, None, 4.0], "hand": ["Left", "Right", "Left", None]})
+AS_READ = "the header and first 3 rows as read:\nsize | hand\n1.5 | Left\n2.0 | Right\n | Left"
+COLUMNS = "- size: float64, 1 missing\n- hand: str, 1 missing, values: Left (2), Right (1)"
+
+
+def _workbook(path: Path, first: pd.DataFrame) -> None:
+    with pd.ExcelWriter(path) as writer:
+        first.to_excel(writer, sheet_name="notes", index=False)
+        TABLE.to_excel(writer, sheet_name="data", index=False)
+
+
+def test_an_excel_preview_says_which_sheet_and_why(tmp_path: Path) -> None:
+    data = tmp_path / "t.xlsx"
+    _workbook(data, pd.DataFrame())
+    text = preview_file(data, "assets/t.xlsx")
+    assert text.startswith("### assets/t.xlsx (") and ", Excel)\n" in text
+    assert "sheets: notes (empty), data; reading 'data', the first sheet with data rows" in text
+    assert "read as a table: 4 rows x 2 columns" in text
+    assert COLUMNS in text and text.endswith(AS_READ)
+    _workbook(data, pd.DataFrame({"note": ["by hand"]}))
+    named = preview_file(data, "assets/t.xlsx", sheet="data")
+    assert "sheets: notes, data; reading 'data', named by `sheet:` in the problem's" in named
+    assert "could not be previewed (ValueError: t.xlsx has no sheet 'x'" in preview_file(
+        data, "assets/t.xlsx", sheet="x"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "write", "heading"),
+    [
+        ("t.parquet", lambda f, p: f.to_parquet(p), "Parquet"),
+        ("t.feather", lambda f, p: f.to_feather(p), "Feather"),
+        ("t.json", lambda f, p: f.to_json(p, orient="records"), "JSON"),
+        ("t.jsonl", lambda f, p: f.to_json(p, orient="records", lines=True), "JSON Lines"),
+        ("t.json.gz", lambda f, p: f.to_json(p, orient="records"), "JSON, gzip-compressed"),
+    ],
+)
+def test_binary_and_json_previews_show_rows_as_read(
+    tmp_path: Path, name: str, write: Callable[[pd.DataFrame, Path], None], heading: str
+) -> None:
+    write(TABLE, tmp_path / name)
+    text = preview_file(tmp_path / name, f"assets/{name}")
+    assert text.startswith(f"### assets/{name} (") and f", {heading})\n" in text
+    assert "read as a table: 4 rows x 2 columns" in text
+    assert COLUMNS in text and text.endswith(AS_READ)
+
+
+def test_a_big_parquet_file_says_its_rows_from_the_metadata(tmp_path: Path) -> None:
+    data = tmp_path / "big.parquet"
+    pd.DataFrame({"a": range(MAX_ROWS * 3)}).to_parquet(data)
+    text = preview_file(data, "assets/big.parquet")
+    assert f"{MAX_ROWS * 3:,} rows x 1 columns; the first {MAX_ROWS:,} rows were read" in text
+
+
+def test_a_compressed_text_table_shows_its_decompressed_lines(tmp_path: Path) -> None:
+    data = tmp_path / "t.csv.gz"
+    with gzip.open(data, "wt") as handle:
+        handle.write("name;hand\nann;Left\nbob;\ncid;Right\ndan;Left\n")
+    text = preview_file(data, "assets/t.csv.gz")
+    assert ", gzip-compressed, 5 lines)\n" in text and "separator ';'; 4 rows x 2 columns" in text
+    assert text.endswith("lines 2-4 of the file as they are:\nann;Left\nbob;\ncid;Right")
+
+
+def test_a_corrupt_parquet_file_is_not_previewed_and_says_why(tmp_path: Path) -> None:
+    data = tmp_path / "bad.parquet"
+    data.write_bytes(b"PAR1 not really parquet")
+    assert "could not be previewed (ArrowInvalid: " in preview_file(data, "assets/bad.parquet")

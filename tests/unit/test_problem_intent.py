@@ -35,3 +35,9 @@ def test_a_description_asks_for_no_model() -> None:
 def test_drop_and_keep_are_read_from_front_matter() -> None:
     spec = read_problem("---\ntarget: y\ndrop: [x, 'z col']\nkeep: w\n---\nPredict y.\n")
     assert spec.drop == ("x", "z col") and spec.keep == ("w",)
+
+
+def test_front_matter_sheet_names_the_excel_sheet() -> None:
+    assert read_problem("---\nsheet: data\n---\nDescribe it.\n").sheet == "data"
+    assert read_problem("---\nsheet: 2023\n---\nDescribe it.\n").sheet == "2023"  # a YAML number
+    assert read_problem("Describe it.\n").sheet is None

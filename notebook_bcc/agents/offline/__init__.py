@@ -170,6 +170,7 @@ class OfflineAnalyst:
             files=len(obs.files),
             join=spec.join,
             join_on=spec.join_on,
+            sheet=spec.sheet,
         )
         root = E("actions")
         if play.id == "data_loading" and obs.iteration <= 1:

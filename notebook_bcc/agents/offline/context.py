@@ -25,3 +25,4 @@ class RecipeContext:
     files: int = 1  # how many data files were submitted (several: each is read, then joined)
     join: bool = False  # the problem asks to join the files
     join_on: str | None = None  # the key it names
+    sheet: str | None = None  # front matter sheet: the Excel sheet to read

@@ -18,7 +18,7 @@ from notebook_bcc.agents.offline import recipes_data, recipes_eda, recipes_model
 from notebook_bcc.agents.offline.context import Cell, RecipeContext
 from notebook_bcc.agents.offline.recipes_data import HELPERS, RESULT_HELPERS
 from notebook_bcc.agents.offline.templates.loader import template
-from notebook_bcc.inputs.tables import READER_SOURCE
+from notebook_bcc.inputs.tables import reader_source
 
 
 def fill(template: str, ctx: RecipeContext) -> str:
@@ -32,6 +32,7 @@ def fill(template: str, ctx: RecipeContext) -> str:
         .replace("__KEEP__", repr(list(ctx.keep)))
         .replace("__JOIN_ON__", repr(ctx.join_on))
         .replace("__JOIN__", repr(ctx.join))
+        .replace("__SHEET__", repr(ctx.sheet))
         .strip()
         + "\n"
     )
@@ -73,15 +74,19 @@ SETUP_TEXT = (
 
 LOAD_RESULT = template("setup_load_result.py")
 
+# The table reader of notebook_bcc.inputs.tables (the planners' preview reads with it too),
+# its functions named _bcc_read_table and so on: both variants define it, since the cells of a
+# failed first attempt are not in the notebook.
+BCC_READER = reader_source("_bcc_")
+
 READ_V0 = (
     r"""
 data_path = str(user_submit_files[0])
-data_ext = os.path.splitext(data_path)[1].lower()
 load_info = {"path": data_path, "encoding": None, "separator": None}
 
 
 """
-    + READER_SOURCE.replace("def read_delimited(", "def _bcc_read_delimited(")
+    + BCC_READER
     + template("setup_read_v0.py")
 )
 
@@ -91,15 +96,11 @@ PROFILE_V0 = HEADERS + template("setup_profile_v0.py") + LOAD_RESULT
 
 # Several files: each is read into ``tables``; shared columns are checked as join keys and the
 # lookups joined (``join_report``); ``raw_dataset`` is the table analysed.
-READ_ALL = (
-    READER_SOURCE.replace("def read_delimited(", "def _bcc_read_delimited(")
-    + HEADERS
-    + template("setup_read_all.py")
-)
+READ_ALL = BCC_READER + "\n" + HEADERS + template("setup_read_all.py")
 
 JOIN = template("setup_join.py")
 
-LOAD_V1 = template("setup_load_v1.py") + LOAD_RESULT
+LOAD_V1 = BCC_READER + "\n" + template("setup_load_v1.py") + LOAD_RESULT
 
 
 def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
@@ -111,9 +112,10 @@ def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
         return (
             *pair(SETUP_TEXT, SETUP.replace("__WARNINGS__", '"ignore"'), ctx),
             *pair(
-                "Load the data file defensively: the Python parser sniffs the delimiter, decodes "
-                "as latin-1 (which never fails), and skips malformed lines. Header names are "
-                "cleaned.",
+                "Load the data file defensively: for a text table the Python parser sniffs the "
+                "delimiter, decodes as latin-1 (which never fails), and skips malformed lines; "
+                "other formats (Excel, Parquet, Feather, JSON) are read by their own readers. "
+                "Header names are cleaned.",
                 LOAD_V1,
                 ctx,
             ),
@@ -122,8 +124,11 @@ def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
         *pair(SETUP_TEXT, SETUP.replace("__WARNINGS__", '"ignore", FutureWarning'), ctx),
         *pair(
             "Read the first submitted data file into `raw_dataset`. The reader picks the format "
-            "from the extension; for text tables it tries UTF-8 (with BOM) then latin-1 and "
-            "chooses the delimiter (comma, tab, semicolon, pipe) that yields the most columns.",
+            "from the extension (CSV and other text tables, also compressed; Excel, Parquet, "
+            "Feather, JSON, JSON Lines); for text tables it tries UTF-8 (with BOM) then latin-1 "
+            "and chooses the delimiter (comma, tab, semicolon, pipe) that yields the most "
+            "columns; for Excel it reads the sheet the problem names, else the first sheet with "
+            "data.",
             READ_V0,
             ctx,
         ),

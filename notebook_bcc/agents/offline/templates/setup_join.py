@@ -102,7 +102,7 @@ data_profile = {
     "files": {n: {k: v for k, v in i.items() if k != "columns"} for n, i in table_info.items()},
 }
 display(raw_dataset.head())
-_bcc_text = f"read {_bcc_count(len(tables), 'file')} of {len(table_info)}; "
+_bcc_text = f"read {len(tables)} of {_bcc_count(len(table_info), 'file')}; "
 if join_report["joined"]:
     _bcc_text += f"joined onto {_bcc_base}: " + "; ".join(
         f"{j['table']} on `{j['on']}` ({j['matched']} of {j['rows']} rows matched)" for j in join_report["joined"])

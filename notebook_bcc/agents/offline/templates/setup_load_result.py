@@ -1,15 +1,20 @@
 
 try:
-    _bcc_kind = {".parquet": "Parquet", ".pq": "Parquet", ".xlsx": "Excel", ".xlsm": "Excel", ".xls": "Excel"}
     _bcc_seps = {",": "comma-separated", "\t": "tab-separated", ";": "semicolon-separated", "|": "pipe-separated"}
-    if data_ext in _bcc_kind:
-        _bcc_how = f"{_bcc_kind[data_ext]} file"
-    elif load_info.get("encoding") is None:
-        _bcc_how = f"{data_ext.lstrip('.').upper() or 'text'} file"
-    else:
+    _bcc_how = load_info.get("format") or "text table"
+    if load_info.get("compression"):
+        _bcc_how += f", {load_info['compression']}-compressed"
+    if load_info.get("encoding") is not None:
         _bcc_enc = {"utf-8-sig": "UTF-8", "latin-1": "Latin-1"}.get(load_info["encoding"], load_info["encoding"])
         _bcc_sep = load_info.get("separator")
-        _bcc_how = f"{_bcc_enc}, " + _bcc_seps.get(_bcc_sep, "delimiter sniffed" if _bcc_sep in (None, "sniffed") else f"separator {_bcc_sep!r}")
+        _bcc_how += f", {_bcc_enc}, " + _bcc_seps.get(_bcc_sep, "delimiter sniffed" if _bcc_sep in (None, "sniffed") else f"separator {_bcc_sep!r}")
+    if load_info.get("sheet") is not None:
+        _bcc_how += f", sheet {load_info['sheet']!r}"
+        _bcc_other_sheets = [
+            f"{s['name']} (empty)" if s["empty"] else s["name"] for s in load_info.get("sheets", []) if s["name"] != load_info["sheet"]
+        ]
+        if _bcc_other_sheets:
+            _bcc_how += "; other sheets: " + ", ".join(_bcc_other_sheets)
     _bcc_text = (
         f"read {raw_dataset.shape[0]} rows and {raw_dataset.shape[1]} columns from {data_path} ({_bcc_how}); "
     )

@@ -1,24 +1,25 @@
 
 data_path = str(user_submit_files[0])
-data_ext = os.path.splitext(data_path)[1].lower()
-load_info = {"path": data_path, "encoding": "latin-1", "separator": "sniffed"}
-if data_ext in (".parquet", ".pq"):
-    raw_dataset = pd.read_parquet(data_path)
-elif data_ext in (".xlsx", ".xlsm", ".xls"):
-    raw_dataset = pd.read_excel(data_path)
-else:
+load_info = {"path": data_path}
+load_info["format"], _bcc_compression = _bcc_table_format(data_path)
+if load_info["format"] in ("CSV", "TSV", "text table"):
     # Several lenient readings (python engine, bad lines skipped); keep the widest table.
+    load_info.update(encoding="latin-1", separator="sniffed")
+    if _bcc_compression:
+        load_info["compression"] = _bcc_compression
     _readings = {}
     for _sep in (None, ",", "\t", ";", "|"):
         try:
-            _readings[_sep] = pd.read_csv(data_path, sep=_sep, engine="python", on_bad_lines="skip",
-                                          encoding="latin-1", skipinitialspace=True)
+            _readings[_sep] = pd.read_csv(_bcc_table_source(data_path, _bcc_compression), sep=_sep, engine="python",
+                                          on_bad_lines="skip", encoding="latin-1", skipinitialspace=True)
         except Exception as exc:
             print(f"separator {_sep!r}: {exc}")
     _best = max(_readings, key=lambda k: (len(_readings[k]) > 0, _readings[k].shape[1], len(_readings[k])))
     raw_dataset = _readings[_best]
     load_info["separator"] = "sniffed" if _best is None else _best
     del _readings
+else:
+    raw_dataset = _bcc_read_table(data_path, load_info, sheet=__SHEET__)
 
 _names = [re.sub(r"\s+", " ", str(c).replace("ï»¿", "").replace("\ufeff", "")).strip() for c in raw_dataset.columns]
 _names = [n or f"column_{i}" for i, n in enumerate(_names)]
@@ -33,6 +34,7 @@ data_profile = {
     "n_cols": int(raw_dataset.shape[1]),
     "columns": {str(c): str(t) for c, t in list(raw_dataset.dtypes.items())[:200]},
 }
-print(f"Loaded {data_path}: {raw_dataset.shape[0]} rows x {raw_dataset.shape[1]} columns (latin-1, defensive read)")
+_bcc_how = "latin-1, defensive read" if load_info.get("encoding") else load_info["format"]
+print(f"Loaded {data_path}: {raw_dataset.shape[0]} rows x {raw_dataset.shape[1]} columns ({_bcc_how})")
 print(raw_dataset.dtypes.astype(str).value_counts().to_dict())
 display(raw_dataset.head())
