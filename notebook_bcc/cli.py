@@ -133,7 +133,12 @@ Debug = Opt[bool, typer.Option("--debug", help="show tracebacks")]
 @app.command()
 def run(
     problem: Opt[Path, typer.Argument(help="problem.md: the question, optional YAML front matter")],
-    data: Opt[list[Path], typer.Argument(help="data file(s): CSV/TSV (also parquet, xlsx)")],
+    data: Opt[
+        list[Path],
+        typer.Argument(
+            help="data file(s): CSV, TSV, Excel, Parquet, Feather, JSON (Lines), gzipped text"
+        ),
+    ],
     model: Opt[
         str | None, typer.Option(help="offline | replay:RUN_DIR | litellm model [env BCC_MODEL]")
     ] = None,
@@ -163,19 +168,30 @@ def run(
     ] = False,
     no_verify: Opt[bool, typer.Option("--no-verify", help="skip the final re-execution")] = False,
     free_deprecated: Opt[bool, typer.Option(help="delete safe deprecated variables")] = True,
+    sandbox: Opt[
+        bool | None,
+        typer.Option(
+            "--sandbox/--no-sandbox",
+            help="run the kernel in bubblewrap: no network, only the run directory writable "
+            "[default: on for models when bubblewrap works, off for offline]",
+            show_default=False,
+        ),
+    ] = None,
     quiet: Quiet = False,
     as_json: JsonEvents = False,
     debug: Debug = False,
 ) -> None:
     """Run a new analysis: PROBLEM and DATA files -> a run directory with notebook.ipynb."""
     from notebook_bcc.config import RunConfig, default_model
+    from notebook_bcc.kernel.sandbox import choose
     from notebook_bcc.workflow import session
 
     def make(hook: Any) -> Any:
         if cell_timeout <= 0 or min(max_behaviors_per_step, max_steps_per_stage, max_stages) < 1:
             raise UsageError("timeouts and caps must be positive", remedy="see `bcc run --help`")
+        chosen = model or default_model()
         config = RunConfig(
-            model=model or default_model(),
+            model=chosen,
             api_base=api_base,
             seed=seed,
             cell_timeout=cell_timeout,
@@ -192,6 +208,7 @@ def run(
             keep_failed_cells=keep_failed_cells,
             verify=not no_verify,
             free_deprecated=free_deprecated,
+            sandbox=choose(sandbox, offline=chosen == "offline"),
         )
         return session.create_run(config, problem, data, out=out, runs_dir=runs_dir, on_event=hook)
 

@@ -51,6 +51,10 @@ class RunConfig:
     #: Characters of cell output kept per cell in the notebook / shown to agents.
     output_cap_chars: int = 20_000
     excerpt_chars: int = 4_000
+    #: Run local kernels in a bubblewrap sandbox (no network, read-only filesystem but the run
+    #: directory and a private /tmp, home hidden). Chosen when the run is created
+    #: (``kernel.sandbox.choose``) and kept by ``bcc resume``.
+    sandbox: bool = False
 
     def with_budgets(self, **changes: Any) -> RunConfig:
         """A copy with the given (non-None) budget options replaced; used by ``bcc resume``."""

@@ -16,6 +16,7 @@ import atexit
 import contextlib
 import json
 import os
+import shutil
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ from notebook_bcc.kernel.outputs import (
     merge_streams,
 )
 from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace, VariableInfo
+from notebook_bcc.kernel.sandbox import SPEC_NAME, Sandbox
 
 __all__ = [
     "RICH_OUTPUT_MAX_BYTES",
@@ -80,6 +82,7 @@ class KernelSession:
         log_path: Path | None = None,
         kernel_name: str = "python3",
         spill_dir: Path | None = None,
+        sandboxed: bool = False,
     ) -> None:
         self.cwd = Path(cwd)
         self.cell_timeout = cell_timeout
@@ -88,6 +91,10 @@ class KernelSession:
         self.excerpt_chars = excerpt_chars
         self.kernel_name = kernel_name
         self.restarts = 0
+        #: Run the kernel in a bubblewrap sandbox (``sandbox.py``): no network, read-only
+        #: filesystem but ``cwd`` and a private /tmp, home hidden. Needs the ipc transport.
+        self.sandboxed = sandboxed
+        self._sockets: Path | None = None  # a sandboxed kernel's own connection directory
         self._env = dict(env) if env is not None else None
         self.log_path = log_path  # the kernel process's own stdout/stderr go here when set
         # Where a cell's full stream text goes when it passes ``output_cap_chars``:
@@ -109,6 +116,8 @@ class KernelSession:
             raise KernelError(f"kernel working directory does not exist: {self.cwd}")
         env = processes.scrub_env(self._env if self._env is not None else os.environ)
         transports = ("ipc", "tcp") if zmq.has("ipc") else ("tcp",)
+        if self.sandboxed:  # no network inside: ipc sockets in a directory bound into it
+            transports = ("ipc",)
         error: BaseException | None = None
         for transport in transports:
             try:
@@ -125,14 +134,23 @@ class KernelSession:
             self._call_helper("figures_ns", None, 30)
 
     async def _a_launch(self, transport: str, env: dict[str, str]) -> None:
-        where: dict[str, str] = {}
+        where: dict[str, Any] = {"kernel_name": self.kernel_name}
         if transport == "ipc":  # absolute socket paths; a relative default breaks with cwd
             base = Path(jupyter_runtime_dir()) / f"bcc-{uuid.uuid4().hex[:12]}"
+            if self.sandboxed:  # its own directory: the sandbox sees no other kernel's keys
+                self._sockets = base
+                base = base / "k"
             if len(str(base)) > _IPC_PATH_MAX:
                 raise OSError(f"ipc socket path too long: {base}")
             base.parent.mkdir(parents=True, exist_ok=True)
-            where = {"connection_file": f"{base}.json", "ip": f"{base}-ipc"}
-        km = AsyncKernelManager(kernel_name=self.kernel_name, transport=transport, **where)
+            where |= {"connection_file": f"{base}.json", "ip": f"{base}-ipc"}
+        if self._sockets is not None:
+            sandbox = Sandbox(self.cwd.resolve(), self._sockets)
+            where |= {
+                "kernel_name": SPEC_NAME,
+                "kernel_spec_manager": sandbox.spec_manager(self.kernel_name),
+            }
+        km = AsyncKernelManager(transport=transport, **where)
         client = StreamingClient(
             nbformat.v4.new_notebook(),
             km=km,
@@ -182,6 +200,9 @@ class KernelSession:
             await processes.stop(client, now)
         if live is not None:  # an interrupted teardown leaves it for kill_live_kernels()
             processes.untrack(live)
+        sockets, self._sockets = self._sockets, None
+        if sockets is not None:
+            shutil.rmtree(sockets, ignore_errors=True)
 
     def restart(self) -> None:
         """Replace the kernel by a fresh one (empty namespace, execution count 1)."""

@@ -32,6 +32,7 @@ def execute_notebook(
     cell_timeout: float = 600,
     env: Mapping[str, str] | None = None,
     fetch: Sequence[str] = (),
+    sandboxed: bool = False,
 ) -> tuple[VerificationResult, nbformat.NotebookNode]:
     """Re-execute a copy of ``nb`` top to bottom in a fresh kernel; stop at the first failure.
 
@@ -44,7 +45,9 @@ def execute_notebook(
     started = monotonic()
     failing: int | None = None
     error: str | None = None
-    with KernelSession(Path(cwd), cell_timeout=cell_timeout, env=env) as session:
+    with KernelSession(
+        Path(cwd), cell_timeout=cell_timeout, env=env, sandboxed=sandboxed
+    ) as session:
         for index, cell in enumerate(executed.cells):
             if cell.cell_type != "code" or not cell.source.strip():
                 continue

@@ -10,6 +10,7 @@ from lxml import etree
 
 from notebook_bcc.errors import InputError
 from notebook_bcc.rundir.store import RunStore
+from notebook_bcc.rundir.summary import kernel_words
 
 __all__ = ["status_json", "status_text", "log_list", "log_show"]
 
@@ -18,6 +19,7 @@ def status_json(run_dir: Path) -> dict[str, Any]:
     store = RunStore.open(run_dir)
     state = store.read_json("state.json")
     summary = store.read_json("summary.json") if (run_dir / "summary.json").exists() else None
+    config = store.read_json("config.json") if (run_dir / "config.json").exists() else {}
     return {
         "run_dir": str(run_dir),
         "schema_version": state["schema_version"],
@@ -41,6 +43,7 @@ def status_json(run_dir: Path) -> dict[str, Any]:
         ],
         "verification": summary["verification"] if summary else None,
         "outcome": summary.get("outcome") if summary else None,
+        "kernel": {"where": "local", "sandboxed": bool(config.get("sandbox"))},
         "answers": summary.get("answers", []) if summary else [],
         "key_results": summary.get("key_results") if summary else None,
     }
@@ -63,6 +66,7 @@ def status_text(run_dir: Path) -> str:
         )
     if st["outcome"]:
         lines.append(f"outcome   {st['outcome']}")
+    lines.append(f"kernel    {kernel_words(st['kernel'])}")
     if st["error"]:
         lines.append(f"error     {st['error']}")
     if st["fsm_state"] == "WORKFLOW_ABORTED" or not RunStore(Path(run_dir)).summarised():

@@ -10,7 +10,7 @@ from typing import Any
 from notebook_bcc.rundir.results import answers
 from notebook_bcc.rundir.state import WorkflowState
 
-__all__ = ["build_summary", "render_summary_md"]
+__all__ = ["build_summary", "kernel_words", "render_summary_md"]
 
 
 def build_summary(
@@ -20,6 +20,7 @@ def build_summary(
     root: Path,
     question: str = "",
     questions: Sequence[str] = (),
+    sandboxed: bool = False,
 ) -> dict[str, Any]:
     c, u = state.counters, state.usage
     metrics = artifacts.get("final_metrics")
@@ -78,6 +79,7 @@ def build_summary(
             for st in state.stages
         ],
         "elapsed_s": state.elapsed_s,
+        "kernel": {"where": "local", "sandboxed": sandboxed},
         "notebook": str(root / "notebook.ipynb"),
     }
 
@@ -88,6 +90,14 @@ def _outcome(state: WorkflowState) -> str:
     if state.fsm_state == "WORKFLOW_COMPLETED" and shortfall:
         return f"completed with {shortfall}"
     return {"WORKFLOW_COMPLETED": "completed"}.get(state.fsm_state, state.fsm_state)
+
+
+def kernel_words(kernel: dict[str, Any]) -> str:
+    """Where the code ran, and whether it was confined (summary.md, ``bcc status``)."""
+    where = kernel.get("where", "local")
+    if kernel.get("sandboxed"):
+        return f"{where}, sandboxed (bubblewrap: no network, only the run directory writable)"
+    return f"{where}, not sandboxed"
 
 
 def render_summary_md(summary: dict[str, Any]) -> str:
@@ -152,6 +162,7 @@ def render_summary_md(summary: dict[str, Any]) -> str:
         f"- model calls: {c['llm_calls']}, tokens: {u['prompt_tokens']} + {u['completion_tokens']}, "
         f"cost: ${u['cost_usd']:.4f}",
         f"- wall time: {summary['elapsed_s']:.1f} s",
+        f"- kernel: {kernel_words(summary.get('kernel') or {})}",
         f"- re-execution check: {verdict}",
         "",
         "Open `notebook.ipynb` in Jupyter; re-run it with "

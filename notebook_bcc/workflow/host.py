@@ -38,6 +38,7 @@ class KernelHost:
             excerpt_chars=config.excerpt_chars,
             log_path=ctx.store.root / "kernel.log",
             spill_dir=ctx.store.root / "outputs",
+            sandboxed=config.sandbox,
         )
         self.kernel.start()
         self.record()

@@ -297,7 +297,13 @@ class Runner:
         self.doc.save()
         question = read_problem(self.problem_text).text
         summary = build_summary(
-            s, verification, self._artifacts, self.store.root, question, self._questions
+            s,
+            verification,
+            self._artifacts,
+            self.store.root,
+            question,
+            self._questions,
+            sandboxed=self.config.sandbox,
         )
         self.store.write_json("summary.json", summary)
         self.store.write("summary.md", render_summary_md(summary))

@@ -15,7 +15,11 @@ __all__ = ["verify"]
 def verify(ctx: RunContext, results: dict[str, Any]) -> dict[str, Any]:
     """The verification record of summary.json; ``results`` are the run's own values."""
     result, _ = execute_notebook(
-        ctx.doc.nb, ctx.store.root, cell_timeout=ctx.config.cell_timeout, fetch=RESULT_NAMES
+        ctx.doc.nb,
+        ctx.store.root,
+        cell_timeout=ctx.config.cell_timeout,
+        fetch=RESULT_NAMES,
+        sandboxed=ctx.config.sandbox,
     )
     verification: dict[str, Any] = {
         "status": result.status,

@@ -1,0 +1,128 @@
+"""The bubblewrap sandbox, through the real CLI and litellm path (the loopback server plays
+the model, so the sandbox is on by default): model-written cells cannot reach the network,
+the user's home or the filesystem outside the run directory; they can read the data and write
+``outputs/``; the failed attempts are in the logs and the run completes."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from notebook_bcc.kernel.sandbox import bwrap_path, choose
+from tests.fakellm import FakeLLM, Request
+from tests.integration.test_llm import BCC, ROOT, _env, bcc
+from tests.scripted import one_stage
+
+REQUIRED = os.environ.get("BCC_REQUIRE_SANDBOX") == "1"  # .ci/run: skipping would hide a gap
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(
+        bwrap_path() is None and not REQUIRED, reason="bubblewrap cannot run on this machine"
+    ),
+]
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.1)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def canary() -> Iterator[Path]:
+    path = Path.home() / f"bcc-canary-{uuid.uuid4().hex[:8]}.txt"
+    path.write_text("secret")
+    yield path
+    path.unlink(missing_ok=True)
+
+
+def attempts(port: int, canary: Path, written: Path) -> list[str]:
+    """The action of each behavior in turn: three escapes, then the honest work."""
+    return [
+        f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5)\nresult = 1",
+        f"secret = open({str(canary)!r}).read()\nresult = 2",
+        f"open({str(written)!r}, 'w').write('x')\nresult = 3",
+        "import pandas as pd\nframe = pd.read_csv(user_submit_files[0])\n"
+        "frame.to_csv('outputs/copy.csv', index=False)\nresult = len(frame)",
+    ]
+
+
+def policy(codes: list[str]):  # noqa: ANN201
+    count = {"START_BEHAVIOR": 0, "COMPLETE_ACTION": 0}
+
+    def answer(req: Request) -> str:
+        if req.transition in count:
+            count[req.transition] += 1
+        n = count["START_BEHAVIOR"]
+        obs = SimpleNamespace(event=req.transition, behaviors_in_step=n - 1, artifacts=())
+        code = codes[min(count["COMPLETE_ACTION"], len(codes)) - 1]
+        return one_stage(obs, lambda o: code)
+
+    return answer
+
+
+def test_model_code_is_confined_and_the_honest_attempt_completes(
+    tmp_path: Path, listener: socket.socket, canary: Path
+) -> None:
+    written = Path.home() / f"bcc-written-{uuid.uuid4().hex[:8]}.txt"
+    problem, data, run = tmp_path / "problem.md", tmp_path / "d.csv", tmp_path / "run"
+    problem.write_text("Describe the numbers.\n")
+    data.write_text("a,b\n1,2\n3,4\n")
+    codes = attempts(listener.getsockname()[1], canary, written)
+    with FakeLLM(policy=policy(codes)) as fake:
+        proc, _, _ = bcc(
+            "run", str(problem), str(data), "--model", "openai/fake-model",
+            "--api-base", fake.url, "--out", str(run), "--quiet",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with pytest.raises(TimeoutError):
+        listener.accept()  # no cell ever reached it
+    assert not written.exists()
+    logs = "\n".join(p.read_text() for p in sorted((run / "logs").glob("*COMPLETE_ACTION*")))
+    assert "ConnectionRefusedError" in logs or "OSError" in logs
+    assert f"FileNotFoundError: [Errno 2] No such file or directory: '{canary}'" in logs
+    assert f"OSError: [Errno 30] Read-only file system: '{written}'" in logs
+    assert (run / "outputs" / "copy.csv").read_text() == "a,b\n1,2\n3,4\n"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["kernel"] == {"where": "local", "sandboxed": True}
+    assert summary["verification"]["status"] == "passed"  # its fresh kernel is sandboxed too
+    assert "kernel: local, sandboxed (bubblewrap" in (run / "summary.md").read_text()
+    assert "kernel    local, sandboxed" in bcc("status", str(run))[0].stdout
+    leftover = subprocess.run(["pgrep", "-f", str(run)], capture_output=True, text=True)
+    assert leftover.stdout == "", "no sandboxed kernel outlives bcc"
+
+
+def test_sandbox_asked_for_without_bubblewrap_is_a_usage_error(tmp_path: Path) -> None:
+    problem, data = tmp_path / "problem.md", tmp_path / "d.csv"
+    problem.write_text("Describe the numbers.\n")
+    data.write_text("a,b\n1,2\n")
+    env = {**_env(), "PATH": str(tmp_path)}  # no bwrap on it
+    proc = subprocess.run(
+        [*BCC, "run", str(problem), str(data), "--sandbox", "--out", str(tmp_path / "r")],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.strip()
+        .splitlines()[-1]
+        .startswith("error: --sandbox: bubblewrap is not available here (fix: install bubblewrap")
+    )
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_default_sandboxes_models_not_the_offline_analyst() -> None:
+    assert choose(None, offline=True) is False
+    assert choose(None, offline=False) is True
+    assert choose(False, offline=False) is False
