@@ -59,9 +59,9 @@ def _cell(value: object) -> str:
     return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
 
 
-def _table(path: Path, name: str, sheet: str | None) -> str:
-    info: dict[str, object] = {}
-    frame = read_table(str(path), info, nrows=MAX_ROWS, sheet=sheet)
+def _table(
+    path: Path, name: str, sheet: str | None, info: dict[str, object], frame: pd.DataFrame
+) -> str:
     bounded = len(frame) >= MAX_ROWS
     if info["format"] in TEXT_FORMATS:
         head = _text_table_head(path, name, info, frame, bounded)
@@ -144,13 +144,31 @@ def _column_lines(frame: pd.DataFrame, bounded: bool) -> list[str]:
 
 
 def _levels(column: pd.Series) -> str:
-    """The values of a text column with few of them (as read: 'None', 'NA' become missing)."""
-    if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_datetime64_any_dtype(column):
+    """The values of a text column with few of them (as read: 'None', 'NA' become missing);
+    the range and distinct count of a numeric or date column."""
+    if pd.api.types.is_bool_dtype(column):
         return ""
+    if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_datetime64_any_dtype(column):
+        values = column.dropna()
+        if values.empty:
+            return ""
+        return f", {_cell(values.min())} to {_cell(values.max())}, {values.nunique():,} distinct"
     values = column.dropna().astype(str).value_counts()
     if len(values) > MAX_LEVELS:
-        return f", {len(values):,} distinct values"
+        return f", {len(values):,} distinct values{_date_range(values.index)}"
     return ", values: " + ", ".join(f"{_cell(v)} ({n})" for v, n in values.items())
+
+
+def _date_range(texts: pd.Index) -> str:
+    """The range of text values that are dates (nearly all of them parse), else ''."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dates = pd.to_datetime(pd.Series(texts), errors="coerce", format="mixed")
+    if dates.notna().mean() < 0.95:
+        return ""
+    return f", dates {dates.min():%Y-%m-%d} to {dates.max():%Y-%m-%d}"
 
 
 def _frame_rows(frame: pd.DataFrame) -> list[str]:
@@ -187,19 +205,68 @@ def _text(path: Path, name: str) -> str:
     )
 
 
-def preview_file(path: Path, name: str, sheet: str | None = None) -> str:
-    """The preview of one file; never raises (a file that will not read says why). ``sheet``
-    is the Excel sheet the problem names (front matter ``sheet:``)."""
+def _preview(path: Path, name: str, sheet: str | None) -> tuple[str, pd.DataFrame | None]:
+    """The preview of one file, and the rows read when it is a table; never raises (a file
+    that will not read says why)."""
     try:
         if is_table_file(path):
-            return _table(path, name, sheet)
-        return _text(path, name)
+            info: dict[str, object] = {}
+            frame = read_table(str(path), info, nrows=MAX_ROWS, sheet=sheet)
+            return _table(path, name, sheet, info, frame), frame
+        return _text(path, name), None
     except Exception as exc:  # any reader's error: pandas, pyarrow, openpyxl, zipfile, ...
-        return f"### {name}: could not be previewed ({type(exc).__name__}: {_cell(exc)})"
+        return f"### {name}: could not be previewed ({type(exc).__name__}: {_cell(exc)})", None
+
+
+def preview_file(path: Path, name: str, sheet: str | None = None) -> str:
+    """The preview of one file. ``sheet`` is the Excel sheet the problem names (front matter
+    ``sheet:``)."""
+    return _preview(path, name, sheet)[0]
+
+
+def _key_text(column: pd.Series) -> pd.Series:
+    """Keys compared as text, so that 7, 7.0 and "7" match (as the offline analyst's join)."""
+    values = column.dropna()
+    if pd.api.types.is_float_dtype(column) and len(values) and (values == values.round()).all():
+        column = column.astype("Int64")
+    return column.astype("string").str.strip()
+
+
+def shared_columns(frames: dict[str, pd.DataFrame]) -> str:
+    """Every column two tables share, checked as a join key: unique in which, and what share
+    of each table's rows find a match in the other. Empty when no two tables share one."""
+    names, lines = list(frames), []
+    for i, left in enumerate(names):
+        for right in names[i + 1 :]:
+            for col in [c for c in frames[left].columns if c in set(frames[right].columns)]:
+                keys = {n: _key_text(frames[n][col]) for n in (left, right)}
+                sides = []
+                for n, other in ((left, right), (right, left)):
+                    k = keys[n]
+                    unique = "unique" if k.notna().all() and k.is_unique else "not unique"
+                    matched = int(k.dropna().isin(set(keys[other].dropna())).sum())
+                    sides.append(f"{n}: {unique}, {matched:,} of {len(k):,} rows match {other}")
+                lines.append(f"- `{col}`: " + "; ".join(sides))
+    if not lines:
+        return ""
+    return "\n".join(
+        [
+            "### Columns shared between files (checked as join keys on the rows read above)",
+            *lines,
+        ]
+    )
 
 
 def preview_files(
     root: Path, files: tuple[str, ...], *, sheet: str | None = None
 ) -> tuple[str, ...]:
-    """Previews of ``files`` (paths relative to the run directory ``root``)."""
-    return tuple(preview_file(root / f, f, sheet) for f in files)
+    """Previews of ``files`` (paths relative to the run directory ``root``); with several
+    tables, one more item checks the columns they share as join keys."""
+    previews, frames = [], {}
+    for f in files:
+        text, frame = _preview(root / f, f, sheet)
+        previews.append(text)
+        if frame is not None:
+            frames[Path(f).name] = frame
+    shared = shared_columns(frames) if len(frames) > 1 else ""
+    return tuple(previews + ([shared] if shared else []))

@@ -46,7 +46,10 @@ def test_other_files_show_their_first_lines_and_never_raise(tmp_path: Path) -> N
 
 TABLE = pd.DataFrame({"size": [1.5, 2.0, None, 4.0], "hand": ["Left", "Right", "Left", None]})
 AS_READ = "the header and first 3 rows as read:\nsize | hand\n1.5 | Left\n2.0 | Right\n | Left"
-COLUMNS = "- size: float64, 1 missing\n- hand: str, 1 missing, values: Left (2), Right (1)"
+COLUMNS = (
+    "- size: float64, 1 missing, 1.5 to 4.0, 3 distinct\n"
+    "- hand: str, 1 missing, values: Left (2), Right (1)"
+)
 
 
 def _workbook(path: Path, first: pd.DataFrame) -> None:
@@ -111,3 +114,18 @@ def test_a_corrupt_parquet_file_is_not_previewed_and_says_why(tmp_path: Path) ->
     data = tmp_path / "bad.parquet"
     data.write_bytes(b"PAR1 not really parquet")
     assert "could not be previewed (ArrowInvalid: " in preview_file(data, "assets/bad.parquet")
+
+
+def test_several_tables_have_their_shared_columns_checked_as_join_keys(tmp_path: Path) -> None:
+    from notebook_bcc.inputs.preview import preview_files
+
+    (tmp_path / "orders.csv").write_text("order,customer_id,amount\n1,1,5\n2,1,6\n3,9,7\n")
+    (tmp_path / "customers.csv").write_text("customer_id,segment\n1.0,A\n2.0,B\n")
+    (tmp_path / "notes.txt").write_text("free text\n")
+    *_, shared = preview_files(tmp_path, ("orders.csv", "customers.csv", "notes.txt"))
+    assert shared == (
+        "### Columns shared between files (checked as join keys on the rows read above)\n"
+        "- `customer_id`: orders.csv: not unique, 2 of 3 rows match customers.csv; "
+        "customers.csv: unique, 1 of 2 rows match orders.csv"
+    )
+    assert len(preview_files(tmp_path, ("orders.csv", "notes.txt"))) == 2  # nothing shared
