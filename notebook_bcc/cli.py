@@ -177,12 +177,25 @@ def run(
             show_default=False,
         ),
     ] = None,
+    kernel_gateway: Opt[
+        str | None,
+        typer.Option(
+            envvar="BCC_KERNEL_GATEWAY",
+            help="start kernels on this Jupyter Kernel/Enterprise Gateway URL (token: "
+            "$BCC_KERNEL_GATEWAY_TOKEN)",
+        ),
+    ] = None,
+    kernel_data_dir: Opt[
+        str | None,
+        typer.Option(help="with a gateway: a directory its kernels can read holding the data"),
+    ] = None,
     quiet: Quiet = False,
     as_json: JsonEvents = False,
     debug: Debug = False,
 ) -> None:
     """Run a new analysis: PROBLEM and DATA files -> a run directory with notebook.ipynb."""
     from notebook_bcc.config import RunConfig, default_model
+    from notebook_bcc.kernel.gateway import check_upload
     from notebook_bcc.kernel.sandbox import choose
     from notebook_bcc.workflow import session
 
@@ -190,6 +203,8 @@ def run(
         if cell_timeout <= 0 or min(max_behaviors_per_step, max_steps_per_stage, max_stages) < 1:
             raise UsageError("timeouts and caps must be positive", remedy="see `bcc run --help`")
         chosen = model or default_model()
+        if kernel_gateway:
+            check_upload([p for p in data if p.is_file()], kernel_data_dir)
         config = RunConfig(
             model=chosen,
             api_base=api_base,
@@ -208,7 +223,9 @@ def run(
             keep_failed_cells=keep_failed_cells,
             verify=not no_verify,
             free_deprecated=free_deprecated,
-            sandbox=choose(sandbox, offline=chosen == "offline"),
+            sandbox=choose(sandbox, offline=chosen == "offline", remote=bool(kernel_gateway)),
+            kernel_gateway=kernel_gateway,
+            kernel_data_dir=kernel_data_dir,
         )
         return session.create_run(config, problem, data, out=out, runs_dir=runs_dir, on_event=hook)
 

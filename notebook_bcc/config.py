@@ -55,6 +55,11 @@ class RunConfig:
     #: directory and a private /tmp, home hidden). Chosen when the run is created
     #: (``kernel.sandbox.choose``) and kept by ``bcc resume``.
     sandbox: bool = False
+    #: Base URL of a Jupyter Kernel Gateway / Enterprise Gateway: kernels are started there
+    #: (token from ``$BCC_KERNEL_GATEWAY_TOKEN``, never saved). None: a local kernel.
+    kernel_gateway: str | None = None
+    #: A directory the gateway's kernels can read that holds the data files (linked, not sent).
+    kernel_data_dir: str | None = None
 
     def with_budgets(self, **changes: Any) -> RunConfig:
         """A copy with the given (non-None) budget options replaced; used by ``bcc resume``."""

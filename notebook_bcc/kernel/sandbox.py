@@ -48,10 +48,18 @@ def bwrap_path() -> str | None:
     return found if ok else None
 
 
-def choose(requested: bool | None, offline: bool) -> bool:
+def choose(requested: bool | None, offline: bool, remote: bool = False) -> bool:
     """Whether a run's kernels are sandboxed: as ``--sandbox`` / ``--no-sandbox`` say, else
     on for a model (not for the offline analyst, whose code is ours) when bubblewrap works.
-    Raises UsageError (exit 2) for ``--sandbox`` where bubblewrap cannot run."""
+    Never for a gateway's kernels, which run elsewhere. Raises UsageError (exit 2) for
+    ``--sandbox`` where bubblewrap cannot run, or with a gateway."""
+    if remote:
+        if requested:
+            raise UsageError(
+                "--sandbox confines local kernels, not a gateway's",
+                remedy="drop --sandbox, or --kernel-gateway to run locally in the sandbox",
+            )
+        return False
     if requested and bwrap_path() is None:
         raise UsageError("--sandbox: bubblewrap is not available here", remedy=INSTALL_HINT)
     if requested is not None:

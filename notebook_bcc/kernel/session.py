@@ -33,6 +33,7 @@ from nbclient.exceptions import DeadKernelError
 
 from notebook_bcc.errors import BccError, KernelError
 from notebook_bcc.kernel import processes
+from notebook_bcc.kernel.gateway import Gateway
 from notebook_bcc.kernel.helper_source import SOURCE as _HELPER_SOURCE
 from notebook_bcc.kernel.outputs import (
     RICH_OUTPUT_MAX_BYTES,
@@ -83,6 +84,7 @@ class KernelSession:
         kernel_name: str = "python3",
         spill_dir: Path | None = None,
         sandboxed: bool = False,
+        gateway: Gateway | None = None,
     ) -> None:
         self.cwd = Path(cwd)
         self.cell_timeout = cell_timeout
@@ -94,7 +96,10 @@ class KernelSession:
         #: Run the kernel in a bubblewrap sandbox (``sandbox.py``): no network, read-only
         #: filesystem but ``cwd`` and a private /tmp, home hidden. Needs the ipc transport.
         self.sandboxed = sandboxed
+        #: Start the kernel through this Jupyter gateway instead of locally (``gateway.py``).
+        self.gateway = gateway
         self._sockets: Path | None = None  # a sandboxed kernel's own connection directory
+        self._remote_mark = ""  # set in a gateway kernel's builtins when it was prepared
         self._env = dict(env) if env is not None else None
         self.log_path = log_path  # the kernel process's own stdout/stderr go here when set
         # Where a cell's full stream text goes when it passes ``output_cap_chars``:
@@ -114,6 +119,14 @@ class KernelSession:
             return
         if not self.cwd.is_dir():
             raise KernelError(f"kernel working directory does not exist: {self.cwd}")
+        if self.gateway is not None:
+            self._start_remote()
+        else:
+            self._start_local()
+        with contextlib.suppress(TimeoutError, KernelError):  # a nicety: figures still display
+            self._call_helper("figures_ns", None, 30)
+
+    def _start_local(self) -> None:
         env = processes.scrub_env(self._env if self._env is not None else os.environ)
         transports = ("ipc", "tcp") if zmq.has("ipc") else ("tcp",)
         if self.sandboxed:  # no network inside: ipc sockets in a directory bound into it
@@ -130,8 +143,63 @@ class KernelSession:
             raise KernelError(f"kernel {self.kernel_name!r} failed to start: {error}") from error
         atexit.unregister(self.shutdown)
         atexit.register(self.shutdown)
-        with contextlib.suppress(TimeoutError, KernelError):  # a nicety: figures still display
-            self._call_helper("figures_ns", None, 30)
+
+    def _start_remote(self) -> None:
+        """Start a kernel through the gateway and move it into the run's working directory
+        there (the data files sent or linked). Raises KernelError."""
+        assert self.gateway is not None
+        try:
+            run_sync(self._a_launch_remote)()
+        except Exception as exc:
+            run_sync(self._a_teardown)(True)
+            raise KernelError(
+                f"kernel gateway {self.gateway.url}: could not start a kernel: {exc}"
+            ) from exc
+        atexit.unregister(self.shutdown)
+        atexit.register(self.shutdown)
+        self._prepare_remote()
+
+    def _prepare_remote(self) -> None:
+        """Move the remote kernel into the run's working directory with the data files, and
+        mark the process (a builtins attribute) so that a restart behind our back shows."""
+        assert self.gateway is not None
+        self._remote_mark = uuid.uuid4().hex
+        setup = (
+            self.gateway.setup_code(self.cwd)
+            + f"\nsetattr(__import__('builtins'), '_bcc_kernel_mark', {self._remote_mark!r})"
+        )
+        expr = f"(lambda d: (exec({setup!r}, d), __import__('os').getcwd())[1])({{}})"
+        try:
+            content = self._silent({"bcc": expr}, self.startup_timeout)
+        except Exception as exc:
+            raise KernelError(f"kernel gateway: the remote kernel failed: {exc}") from exc
+        result = (content or {}).get("user_expressions", {}).get("bcc", {})
+        if result.get("status") != "ok":
+            detail = f"{result.get('ename')}: {result.get('evalue')}" if result else "no reply"
+            raise KernelError(f"kernel gateway: preparing the remote working directory: {detail}")
+
+    async def _a_launch_remote(self) -> None:
+        assert self.gateway is not None
+        client = self._new_client(self.gateway.manager(self.kernel_name), [])
+        self._client = client
+        await client.async_start_new_kernel()
+        await client.async_start_new_kernel_client()
+
+    def _new_client(self, km: Any, extra_arguments: list[str]) -> StreamingClient:
+        return StreamingClient(
+            nbformat.v4.new_notebook(),
+            km=km,
+            timeout_func=lambda _cell: self.cell_timeout or None,
+            interrupt_on_timeout=True,
+            # Makes nbclient stop waiting right after the interrupt; its reply has no header.
+            error_on_timeout={"ename": "TimeoutError", "evalue": "", "traceback": []},
+            allow_errors=True,
+            startup_timeout=max(1, round(self.startup_timeout)),
+            record_timing=False,
+            coalesce_streams=False,  # its \r regex is quadratic on long lines; see merge_streams
+            on_cell_executed=self._on_cell_executed,
+            extra_arguments=extra_arguments,
+        )
 
     async def _a_launch(self, transport: str, env: dict[str, str]) -> None:
         where: dict[str, Any] = {"kernel_name": self.kernel_name}
@@ -151,20 +219,7 @@ class KernelSession:
                 "kernel_spec_manager": sandbox.spec_manager(self.kernel_name),
             }
         km = AsyncKernelManager(transport=transport, **where)
-        client = StreamingClient(
-            nbformat.v4.new_notebook(),
-            km=km,
-            timeout_func=lambda _cell: self.cell_timeout or None,
-            interrupt_on_timeout=True,
-            # Makes nbclient stop waiting right after the interrupt; its reply has no header.
-            error_on_timeout={"ename": "TimeoutError", "evalue": "", "traceback": []},
-            allow_errors=True,
-            startup_timeout=max(1, round(self.startup_timeout)),
-            record_timing=False,
-            coalesce_streams=False,  # its \r regex is quadratic on long lines; see merge_streams
-            on_cell_executed=self._on_cell_executed,
-            extra_arguments=[f"--IPKernelApp.outstream_class={_OUTSTREAM}"],
-        )
+        client = self._new_client(km, [f"--IPKernelApp.outstream_class={_OUTSTREAM}"])
         self._client = client
         streams: dict[str, Any] = {}
         if self.log_path is not None:
@@ -219,6 +274,13 @@ class KernelSession:
             return None
         provisioner = self._client.km.provisioner
         return getattr(provisioner, "pid", None) if provisioner is not None else None
+
+    @property
+    def remote_id(self) -> str | None:
+        """The kernel's id on the gateway (None for a local kernel)."""
+        if self.gateway is None or self._client is None or self._client.km is None:
+            return None
+        return getattr(self._client.km, "kernel_id", None)
 
     @property
     def pgid(self) -> int | None:
@@ -288,6 +350,11 @@ class KernelSession:
             status, ename, evalue = "error", content.get("ename"), content.get("evalue")
         else:
             status, ename, evalue = "ok", None, None
+        if status != "ok" and self._restarted_remotely():
+            status, ename = "dead", "DeadKernelError"
+            evalue = "the kernel died; the gateway restarted it with an empty namespace"
+            self.restarts += 1
+            self._prepare_remote()
         outputs = drop_oversized(merge_streams([dict(o) for o in cell.get("outputs", [])]))
         return CellOutcome(
             status=status,
@@ -299,6 +366,19 @@ class KernelSession:
             error_value=evalue,
             spilled=sink.spilled,
         )
+
+    def _restarted_remotely(self) -> bool:
+        """A gateway restarts a kernel that died on its own, and nbclient does not notice
+        (jupyter/nbclient#319): the mark set when it was prepared is then gone."""
+        if self.gateway is None or self._client is None:
+            return False
+        expr = "getattr(__import__('builtins'), '_bcc_kernel_mark', '')"
+        try:
+            content = self._silent({"bcc": expr}, self.interrupt_grace + 5)
+        except DeadKernelError:
+            return True
+        value = ((content or {}).get("user_expressions", {}).get("bcc") or {}).get("data", {})
+        return value.get("text/plain") != repr(self._remote_mark)
 
     def _spill_target(self, spill_name: str | None) -> tuple[Path | None, str | None]:
         """The spill file for ``spill_name`` and how the marker names it; Nones for no spill."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import nbformat
 
+from notebook_bcc.kernel.gateway import Gateway
 from notebook_bcc.kernel.session import FETCH_CHARS, KernelSession
 
 __all__ = ["VerificationResult", "execute_notebook"]
@@ -33,6 +34,7 @@ def execute_notebook(
     env: Mapping[str, str] | None = None,
     fetch: Sequence[str] = (),
     sandboxed: bool = False,
+    gateway: Gateway | None = None,
 ) -> tuple[VerificationResult, nbformat.NotebookNode]:
     """Re-execute a copy of ``nb`` top to bottom in a fresh kernel; stop at the first failure.
 
@@ -46,7 +48,7 @@ def execute_notebook(
     failing: int | None = None
     error: str | None = None
     with KernelSession(
-        Path(cwd), cell_timeout=cell_timeout, env=env, sandboxed=sandboxed
+        Path(cwd), cell_timeout=cell_timeout, env=env, sandboxed=sandboxed, gateway=gateway
     ) as session:
         for index, cell in enumerate(executed.cells):
             if cell.cell_type != "code" or not cell.source.strip():

@@ -43,7 +43,10 @@ def status_json(run_dir: Path) -> dict[str, Any]:
         ],
         "verification": summary["verification"] if summary else None,
         "outcome": summary.get("outcome") if summary else None,
-        "kernel": {"where": "local", "sandboxed": bool(config.get("sandbox"))},
+        "kernel": {
+            "where": config.get("kernel_gateway") or "local",
+            "sandboxed": bool(config.get("sandbox")),
+        },
         "answers": summary.get("answers", []) if summary else [],
         "key_results": summary.get("key_results") if summary else None,
     }

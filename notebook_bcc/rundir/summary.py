@@ -21,6 +21,7 @@ def build_summary(
     question: str = "",
     questions: Sequence[str] = (),
     sandboxed: bool = False,
+    where: str = "local",
 ) -> dict[str, Any]:
     c, u = state.counters, state.usage
     metrics = artifacts.get("final_metrics")
@@ -79,7 +80,7 @@ def build_summary(
             for st in state.stages
         ],
         "elapsed_s": state.elapsed_s,
-        "kernel": {"where": "local", "sandboxed": sandboxed},
+        "kernel": {"where": where, "sandboxed": sandboxed},
         "notebook": str(root / "notebook.ipynb"),
     }
 
@@ -95,6 +96,7 @@ def _outcome(state: WorkflowState) -> str:
 def kernel_words(kernel: dict[str, Any]) -> str:
     """Where the code ran, and whether it was confined (summary.md, ``bcc status``)."""
     where = kernel.get("where", "local")
+    where = where if where == "local" else f"gateway {where}"
     if kernel.get("sandboxed"):
         return f"{where}, sandboxed (bubblewrap: no network, only the run directory writable)"
     return f"{where}, not sandboxed"

@@ -8,15 +8,26 @@ after a restart (within ``--max-kernel-restarts``) and fetches the results at th
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from notebook_bcc.config import RunConfig
 from notebook_bcc.errors import KernelError
+from notebook_bcc.kernel.gateway import TOKEN_ENV, Gateway
 from notebook_bcc.kernel.records import CellOutcome
 from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.rundir.results import RESULT_NAMES
 from notebook_bcc.workflow.context import RunContext
 
-__all__ = ["KernelHost"]
+__all__ = ["KernelHost", "gateway_of"]
+
+
+def gateway_of(config: RunConfig) -> Gateway | None:
+    """Where the run's kernels come from, with the token read from the environment now."""
+    if not config.kernel_gateway:
+        return None
+    token = os.environ.get(TOKEN_ENV) or None
+    return Gateway(config.kernel_gateway, token, config.kernel_data_dir)
 
 
 class KernelHost:
@@ -39,6 +50,7 @@ class KernelHost:
             log_path=ctx.store.root / "kernel.log",
             spill_dir=ctx.store.root / "outputs",
             sandboxed=config.sandbox,
+            gateway=gateway_of(config),
         )
         self.kernel.start()
         self.record()
@@ -58,7 +70,12 @@ class KernelHost:
         """Note the kernel's pid and process group, so a later resume can reap an orphan."""
         assert self.kernel is not None
         self.ctx.store.append_event(
-            {"type": "kernel", "pid": self.kernel.pid, "pgid": self.kernel.pgid}
+            {
+                "type": "kernel",
+                "pid": self.kernel.pid,
+                "pgid": self.kernel.pgid,
+                **({"gateway_kernel": self.kernel.remote_id} if self.kernel.remote_id else {}),
+            }
         )
 
     def replay(self, why: str) -> list[str]:

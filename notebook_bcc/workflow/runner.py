@@ -304,6 +304,7 @@ class Runner:
             question,
             self._questions,
             sandboxed=self.config.sandbox,
+            where=self.config.kernel_gateway or "local",
         )
         self.store.write_json("summary.json", summary)
         self.store.write("summary.md", render_summary_md(summary))

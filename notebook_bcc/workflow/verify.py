@@ -8,6 +8,7 @@ from typing import Any
 from notebook_bcc.kernel.verification import execute_notebook
 from notebook_bcc.rundir.results import RESULT_NAMES, compare
 from notebook_bcc.workflow.context import RunContext
+from notebook_bcc.workflow.host import gateway_of
 
 __all__ = ["verify"]
 
@@ -20,6 +21,7 @@ def verify(ctx: RunContext, results: dict[str, Any]) -> dict[str, Any]:
         cell_timeout=ctx.config.cell_timeout,
         fetch=RESULT_NAMES,
         sandboxed=ctx.config.sandbox,
+        gateway=gateway_of(ctx.config),
     )
     verification: dict[str, Any] = {
         "status": result.status,
