@@ -13,6 +13,8 @@ same place.
 from __future__ import annotations
 
 import base64
+import urllib.parse
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -76,6 +78,24 @@ class Gateway:
         client.auth_token = self.token or ""
         client.request_timeout = client.connect_timeout = REQUEST_TIMEOUT_S
         return _manager_class()(kernel_name=kernel_name)
+
+    def shut_down(self, kernel_ids: Sequence[str]) -> list[str]:
+        """Shut down kernels left on the gateway by a ``bcc`` that was killed; return the ids
+        the gateway removed (best effort: a kernel already gone, or a gateway that cannot be
+        reached, is skipped)."""
+        removed = []
+        for kernel_id in dict.fromkeys(kernel_ids):
+            request = urllib.request.Request(
+                f"{self.url.rstrip('/')}/api/kernels/{urllib.parse.quote(kernel_id)}",
+                method="DELETE",
+                headers={"Authorization": f"token {self.token}"} if self.token else {},
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S):
+                    removed.append(kernel_id)
+            except OSError:  # HTTPError (404: already gone) and URLError are OSErrors
+                continue
+        return removed
 
     def setup_code(self, run_dir: Path) -> str:
         """Source that moves a fresh remote kernel into the run's working directory, with the

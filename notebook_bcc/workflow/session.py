@@ -16,11 +16,13 @@ from notebook_bcc.config import RunConfig
 from notebook_bcc.errors import InputError
 from notebook_bcc.inputs.check import check_inputs
 from notebook_bcc.inputs.problem import read_problem
+from notebook_bcc.kernel.gateway import Gateway
 from notebook_bcc.kernel.processes import reap_kernels
 from notebook_bcc.kernel.records import VariableInfo
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import WorkflowState
 from notebook_bcc.rundir.store import RunStore, slugify
+from notebook_bcc.workflow.host import gateway_of
 from notebook_bcc.workflow.runner import EventHook, Runner
 
 __all__ = ["create_run", "resume_run", "reap_orphan_kernels", "parameter_variables"]
@@ -89,7 +91,7 @@ def resume_run(
     doc = NotebookDocument.load(
         (store.root / "notebook.ipynb").read_text(encoding="utf-8"), store_writer(store)
     )
-    reap_orphan_kernels(store)
+    reap_orphan_kernels(store, gateway_of(config))
     uncommitted = doc.cells_after(state.seq)
     for i in reversed(uncommitted):  # cells of a transition the crash left unfinished
         doc.remove(i)
@@ -119,15 +121,21 @@ def store_writer(store: RunStore) -> Callable[[str], None]:
     return lambda text: store.write("notebook.ipynb", text)
 
 
-def reap_orphan_kernels(store: RunStore) -> list[int]:
-    """Kill the kernels an earlier, killed bcc left behind for this run; return their pids.
+def reap_orphan_kernels(store: RunStore, gateway: Gateway | None = None) -> list[int]:
+    """Kill the kernels an earlier, killed bcc left behind for this run (on the gateway too);
+    return the local pids.
 
     Called with the run lock held, so no live bcc owns them.
     """
-    recorded = [(e["pid"], e.get("pgid") or 0) for e in store.events() if e.get("type") == "kernel"]
-    reaped = reap_kernels(recorded)
+    events = [e for e in store.events() if e.get("type") == "kernel"]
+    reaped = reap_kernels([(e["pid"], e.get("pgid") or 0) for e in events if e.get("pid")])
     if reaped:
         store.append_event({"type": "orphans_reaped", "pids": reaped})
+    remote = [e["gateway_kernel"] for e in events if e.get("gateway_kernel")]
+    if gateway is not None and remote:
+        removed = gateway.shut_down(remote)
+        if removed:
+            store.append_event({"type": "orphans_reaped", "gateway_kernels": removed})
     return reaped
 
 

@@ -143,3 +143,27 @@ def test_too_much_data_for_a_gateway_names_the_option(tmp_path: Path) -> None:
         check_upload([big], None)
     assert "--kernel-data-dir" in caught.value.one_line()
     check_upload([big], "/data/on/the/kernel/side")  # linked there, not sent
+
+
+def test_a_killed_bcc_leaves_no_kernel_on_the_gateway_after_resume(
+    tmp_path: Path, gateway: KernelGateway
+) -> None:
+    problem, data, run = EXAMPLE / "problem.md", EXAMPLE / "penguins.csv", tmp_path / "run"
+    proc = subprocess.Popen(
+        [*BCC, "run", str(problem), str(data), "--out", str(run), "--json", "--no-verify",
+         "--kernel-gateway", gateway.url],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if json.loads(line).get("event") == "COMPLETE_ACTION":
+            proc.kill()  # SIGKILL: bcc cannot shut its kernel down
+            break
+    proc.wait(timeout=60)
+    [orphan] = gateway.kernels()
+    resumed = run_bcc("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+    reaped = [e.get("gateway_kernels") for e in events if e["type"] == "orphans_reaped"]
+    assert reaped == [[orphan["id"]]]
+    assert gateway.kernels() == []
