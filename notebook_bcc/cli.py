@@ -21,6 +21,12 @@ import typer
 from notebook_bcc import fsm
 from notebook_bcc.errors import BccError, PayloadError, UsageError
 
+# jsonschema (under nbformat) imports rfc3987_syntax when it is installed (jupyter_server's
+# dependencies bring it) for an "iri" format check that no notebook schema uses; it builds ~35
+# parsers on import, about 1 s of every bcc start (python-jsonschema/jsonschema#1428). The
+# CLI's process declines it; a program importing notebook_bcc as a library is left alone.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
 app = typer.Typer(
     name="bcc",
     help="Turn a written analysis problem and data files into a finished Jupyter notebook.",

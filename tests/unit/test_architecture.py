@@ -100,3 +100,13 @@ def test_packages_import_only_downwards() -> None:
             if t_top != top and t_layer >= layer:
                 wrong.append(f"{module} -> {target}")
     assert not wrong, wrong
+
+
+def test_the_cli_process_declines_the_slow_iri_checker() -> None:
+    """jsonschema's rfc3987_syntax costs ~1 s per bcc start (cli.py says why)."""
+    import subprocess
+    import sys
+
+    code = "import sys, notebook_bcc.cli, nbformat; print(sys.modules.get('rfc3987_syntax'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "None"
