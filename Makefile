@@ -13,7 +13,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[dev,llm]'
+	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)

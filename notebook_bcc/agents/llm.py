@@ -48,8 +48,16 @@ def key_variable(model: str) -> str:
 
 
 def _litellm() -> Any:
+    """litellm, imported on first use (offline runs and ``--help`` never pay for it); an
+    LLMError (exit 4) naming the install command when it cannot be imported."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm  # noqa: PLC0415 - lazy by design
+    try:
+        import litellm  # noqa: PLC0415 - lazy by design
+    except ImportError as exc:
+        raise LLMError(
+            f"litellm cannot be imported ({exc}), so --model cannot reach a provider",
+            remedy="pip install litellm (it is a dependency of notebook-bcc: reinstall it)",
+        ) from None
 
     litellm.suppress_debug_info = True
     litellm.telemetry = False

@@ -387,3 +387,23 @@ def test_unknown_provider_exits_4_before_any_run_dir(tmp_path: Path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "nosuchprovider" in lines[0], proc.stderr
     assert not out.exists()
+
+
+def test_without_litellm_a_model_run_exits_4_with_the_install_command(tmp_path: Path) -> None:
+    problem, data = inputs(tmp_path)
+    run = tmp_path / "run"
+    code = (
+        "import sys; sys.modules['litellm'] = None\n"  # as if it were not installed
+        "from notebook_bcc.cli import main\n"
+        f"sys.argv = ['bcc', 'run', {str(problem)!r}, {str(data)!r}, '--model', {MODEL!r},"
+        f" '--out', {str(run)!r}]\n"
+        "main()\n"
+    )
+    proc = subprocess.run(
+        [BCC[0], "-c", code], capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=120
+    )
+    assert proc.returncode == 4, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("error: litellm cannot be imported (")
+    assert "(fix: pip install litellm" in line
+    assert not run.exists()
