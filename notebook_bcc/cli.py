@@ -81,7 +81,9 @@ def _report(result: Any, as_json: bool) -> None:
         short = [f"{failed} failed step(s)"] if failed else []
         short += [f"{skipped} skipped"] if skipped else []
         outcome = result.final_state + (f" with {', '.join(short)}" if short else "")
-        typer.echo(f"{outcome}: {result.run_dir}/notebook.ipynb")
+        report = Path(result.run_dir) / "report.html"
+        shown = f" (report: {report})" if report.exists() else ""
+        typer.echo(f"{outcome}: {result.run_dir}/notebook.ipynb{shown}")
         if result.exit_code:
             typer.echo(result.message, err=True)
     raise typer.Exit(result.exit_code)
@@ -305,6 +307,18 @@ def status(
 
     try:
         typer.echo(json.dumps(status_json(run_dir), indent=2) if as_json else status_text(run_dir))
+    except BaseException as exc:  # noqa: BLE001
+        _fail(exc, False)
+
+
+@app.command()
+def report(run_dir: Opt[Path, typer.Argument(help="a run directory")]) -> None:
+    """Write RUN_DIR/report.html: the whole run in one self-contained page."""
+    from notebook_bcc.rundir.report import write_report
+    from notebook_bcc.rundir.store import RunStore
+
+    try:
+        typer.echo(str(write_report(RunStore.open(run_dir))))
     except BaseException as exc:  # noqa: BLE001
         _fail(exc, False)
 

@@ -24,6 +24,7 @@ from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.preview import preview_files
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.rundir.notebook import NotebookDocument
+from notebook_bcc.rundir.report import write_report
 from notebook_bcc.rundir.state import Usage, WorkflowState
 from notebook_bcc.rundir.store import RunStore, utc_now
 from notebook_bcc.rundir.summary import build_summary, render_summary_md
@@ -308,4 +309,12 @@ class Runner:
         )
         self.store.write_json("summary.json", summary)
         self.store.write("summary.md", render_summary_md(summary))
+        try:
+            write_report(self.store)
+        except StorageError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a report that cannot be drawn never costs the run
+            self.store.append_event(
+                {"type": "report_failed", "error": f"{type(exc).__name__}: {exc}"}
+            )
         return summary

@@ -1,0 +1,378 @@
+"""report.html: a whole run in one self-contained page (no script, no network).
+
+Read from the run directory only (state.json, events.jsonl, logs/, summary.json,
+notebook.ipynb): the plan as a tree with each node's status, behaviors, time, agent calls,
+tokens and cost, guards and forced transitions marked; every transition as a ``<details>``
+that opens to its prompts, replies, payload, cells, checks and guards, with links to the
+notebook cells it added; the variable ledger; the answers, key results and verification; and
+the notebook's cells with their outputs and figures. Long texts show an excerpt (and name the
+spill file a cell's full output went to).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+from notebook_bcc.rundir.store import RunStore
+
+__all__ = ["render_report", "write_report"]
+
+TEXT_CHARS = 20_000  # a prompt, reply or output longer than this shows its start and end
+e = html.escape
+
+
+@dataclass(frozen=True)
+class Transition:
+    seq: int
+    event: str
+    source: str
+    target: str
+    agent: str
+    location: str
+    iteration: int
+    forced: bool
+    duration_ms: int
+    guards: tuple[tuple[str, str, str], ...] = ()
+    log: Path | None = None
+
+
+@dataclass
+class Node:
+    """A stage, step or behavior of the plan tree, with what its transitions cost."""
+
+    title: str
+    status: str
+    path: str
+    children: list[Node] = field(default_factory=list)
+    transitions: int = 0
+    duration_ms: int = 0
+    calls: int = 0
+    guards: list[str] = field(default_factory=list)
+    forced: int = 0
+    note: str = ""
+
+
+def _short(text: str, limit: int = TEXT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n… [{len(text) - limit:,} characters not shown] …\n{text[-half:]}"
+
+
+def _pre(text: str, cls: str = "") -> str:
+    return f'<pre class="{cls}">{e(_short(text))}</pre>'
+
+
+def _events(root: Path) -> list[dict[str, Any]]:
+    path = root / "events.jsonl"
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue  # a torn last line after a crash
+    return out
+
+
+def _transitions(root: Path, events: list[dict[str, Any]]) -> list[Transition]:
+    guards: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
+    for ev in events:
+        if ev.get("type") == "guard":
+            guards[ev["seq"]].append((ev["guard"], ev["effect"], ev["reason"]))
+    logs = {int(p.name[:4]): p for p in (root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml")}
+    return [
+        Transition(
+            ev["seq"],
+            ev["event"],
+            ev["from"],
+            ev["to"],
+            ev.get("agent") or "",
+            ev.get("location") or "",
+            int(ev.get("iteration") or 0),
+            bool(ev.get("forced")),
+            int(ev.get("duration_ms") or 0),
+            tuple(guards[ev["seq"]]),
+            logs.get(ev["seq"]),
+        )  # fmt: skip
+        for ev in events
+        if ev.get("type") == "transition"
+    ]
+
+
+def _calls(t: Transition) -> int:
+    if t.log is None:
+        return 0
+    return len(etree.parse(str(t.log)).getroot().findall("request"))
+
+
+def _tree(state: dict[str, Any], transitions: list[Transition]) -> list[Node]:
+    stages = []
+    for st in state.get("stages", []):
+        stage = Node(st["title"], st["status"], st["id"], note=st.get("blocked_by", ""))
+        for t in st.get("steps", []):
+            step = Node(
+                t["title"], t["status"], f"{st['id']}/{t['id']}", note=t.get("blocked_by", "")
+            )
+            stage.children.append(step)
+        stages.append(stage)
+    behaviors: dict[str, Node] = {}
+    for tr in transitions:
+        parts = tr.location.split("/")
+        if tr.event == "START_BEHAVIOR" and len(parts) == 3:
+            node = Node(f"{parts[2]} (attempt {tr.iteration})", "running", tr.location)
+            behaviors[tr.location] = node
+            for stage in stages:
+                for step in stage.children:
+                    if step.path == "/".join(parts[:2]):
+                        step.children.append(node)
+        if tr.event == "COMPLETE_STEP" and tr.location in behaviors:
+            done = tr.target == "STEP_COMPLETED" and not tr.forced
+            behaviors[tr.location].status = "complete" if done else "retried"
+            if tr.forced:
+                behaviors[tr.location].status = "failed"
+    for tr in transitions:
+        calls = _calls(tr)
+        for node in _walk(stages):
+            if tr.location == node.path or tr.location.startswith(node.path + "/"):
+                node.transitions += 1
+                node.duration_ms += tr.duration_ms
+                node.calls += calls
+                node.forced += int(tr.forced)
+                node.guards += [g for g, _, _ in tr.guards]
+    return stages
+
+
+def _walk(nodes: list[Node]) -> list[Node]:
+    out = []
+    for n in nodes:
+        out.append(n)
+        out += _walk(n.children)
+    return out
+
+
+def _node_html(node: Node, usage: dict[str, Any]) -> str:
+    spent = usage.get(node.path) or {}
+    badges = "".join(f'<span class="guard">{e(g)}</span>' for g in dict.fromkeys(node.guards))
+    if node.forced:
+        badges += f'<span class="forced">{node.forced} forced</span>'
+    cost = (
+        f", {spent.get('prompt_tokens', 0)}+{spent.get('completion_tokens', 0)} tokens, "
+        f"${float(spent.get('cost_usd', 0)):.4f}"
+        if spent.get("prompt_tokens")
+        else ""
+    )
+    facts = (
+        f"{node.transitions} transitions, {node.duration_ms / 1000:.1f} s, "
+        f"{node.calls} agent calls{cost}"
+    )
+    note = f'<div class="note">{e(node.note)}</div>' if node.note else ""
+    kids = "".join(_node_html(c, usage) for c in node.children)
+    return (
+        f'<li><span class="status {e(node.status)}">{e(node.status)}</span> '
+        f"<b>{e(node.title)}</b> <code>{e(node.path)}</code> {badges}"
+        f'<div class="facts">{facts}</div>{note}' + (f"<ul>{kids}</ul>" if kids else "") + "</li>"
+    )
+
+
+def _payload_text(el: etree._Element | None) -> str:
+    if el is None or len(el) == 0:
+        return ""
+    return "\n".join(etree.tostring(c, encoding="unicode", pretty_print=True) for c in el)
+
+
+def _transition_html(tr: Transition, cells_by_seq: dict[int, list[int]]) -> str:
+    head = (
+        f"#{tr.seq} {e(tr.event)} {e(tr.source)} → {e(tr.target)}"
+        f" <code>{e(tr.location or '-')}</code> {tr.duration_ms / 1000:.1f} s"
+        + (' <span class="forced">forced</span>' if tr.forced else "")
+        + "".join(f' <span class="guard">{e(g)}</span>' for g, _, _ in tr.guards)
+    )
+    body = [f"<p>agent: {e(tr.agent or 'none (bookkeeping)')}</p>"]
+    if tr.log is not None:
+        root = etree.parse(str(tr.log)).getroot()
+        for req in root.findall("request"):
+            body.append(f"<h4>Request, attempt {e(req.get('attempt', '1'))}</h4>")
+            for prompt in req.findall("prompt"):
+                body.append(f"<h5>Prompt ({e(prompt.get('role', ''))})</h5>")
+                body.append(_pre(prompt.text or "", "prompt"))
+        for resp in root.findall("response"):
+            body.append(
+                f"<h4>Reply {e(resp.get('attempt', ''))} ({e(resp.get('status', ''))})</h4>"
+            )
+            body.append(_pre(resp.text or "", "reply"))
+        payload = _payload_text(root.find("payload"))
+        if payload:
+            body.append("<h4>Validated payload</h4>" + _pre(payload, "payload"))
+        cells = root.findall("execution/cell")
+        if cells:
+            body.append("<h4>Cells run</h4>")
+            for cell in cells:
+                body.append(
+                    f'<div class="cell {e(cell.get("status", ""))}">cell {e(cell.get("id", ""))}: '
+                    f"{e(cell.get('status', ''))}, {e(cell.get('duration_ms', ''))} ms</div>"
+                    + _pre(cell.text or "", "output")
+                )
+        checks = root.find("checks")
+        if checks is not None and len(checks):
+            rows = "".join(
+                f"<tr><td>{e(c.tag)}</td><td>{e(c.get('name') or (c.text or ''))}</td>"
+                f"<td>{e(c.get('status', ''))}</td></tr>"
+                for c in checks
+            )
+            body.append(f"<h4>Checks</h4><table>{rows}</table>")
+    if tr.guards:
+        body.append(
+            "<h4>Guards</h4><ul>"
+            + "".join(f"<li>{e(g)} {e(eff)}: {e(why)}</li>" for g, eff, why in tr.guards)
+            + "</ul>"
+        )
+    added = cells_by_seq.get(tr.seq, [])
+    if added:
+        links = " ".join(f'<a href="#nb-{i}">cell {i}</a>' for i in added)
+        body.append(f"<p>Added to the notebook: {links}</p>")
+    return (
+        f'<details id="t-{tr.seq:04d}"><summary>{head}</summary>'
+        f'<div class="body">{"".join(body)}</div></details>'
+    )
+
+
+def _notebook(root: Path) -> tuple[str, dict[int, list[int]]]:
+    path = root / "notebook.ipynb"
+    if not path.exists():
+        return "<p>No notebook yet.</p>", {}
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    by_seq: dict[int, list[int]] = defaultdict(list)
+    parts = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        meta = cell.get("metadata", {}).get("bcc", {})
+        if isinstance(meta.get("seq"), int):
+            by_seq[meta["seq"]].append(i)
+        source = "".join(cell.get("source", ""))
+        where = "/".join(str(meta.get(k)) for k in ("stage", "step", "behavior") if meta.get(k))
+        label = f"cell {i} · {cell.get('cell_type')} · {meta.get('role', '')} {where}"
+        seq = meta.get("seq")
+        link = f' <a href="#t-{seq:04d}">transition #{seq}</a>' if isinstance(seq, int) else ""
+        out = [f'<div class="nbcell" id="nb-{i}"><div class="label">{e(label)}{link}</div>']
+        out.append(_pre(source, "code" if cell.get("cell_type") == "code" else "md"))
+        for o in cell.get("outputs", []):
+            data = o.get("data", {})
+            if "image/png" in data:
+                png = "".join(data["image/png"]).replace("\n", "")
+                out.append(f'<img alt="figure of cell {i}" src="data:image/png;base64,{png}">')
+            text = o.get("text") or data.get("text/plain") or o.get("evalue") or ""
+            text = "".join(text) if isinstance(text, list) else str(text)
+            if text:
+                out.append(_pre(text, "output"))
+        out.append("</div>")
+        parts.append("".join(out))
+    return "".join(parts), dict(by_seq)
+
+
+def _ledger(state: dict[str, Any]) -> str:
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{e(str(v.get(k) or ''))}</td>"
+            for k in ("name", "status", "kind", "created_by", "updated_by", "deprecated_by")
+        )
+        + "</tr>"
+        for v in state.get("ledger", [])
+    )
+    head = "".join(
+        f"<th>{h}</th>" for h in ("name", "status", "kind", "born", "last changed", "deprecated")
+    )
+    return f"<table><tr>{head}</tr>{rows}</table>"
+
+
+def _results(summary: dict[str, Any] | None) -> str:
+    if not summary:
+        return "<p>The run has not finished: no summary yet.</p>"
+    out = [f"<p><b>Outcome:</b> {e(str(summary.get('outcome') or summary.get('final_state')))}</p>"]
+    answers = summary.get("answers") or []
+    if answers:
+        out.append("<h3>Answers</h3><ol>")
+        for a in answers:
+            value = json.dumps(a["value"]) if a.get("answered") else "not answered"
+            out.append(f"<li>{e(a['question'])} <b>{e(value)}</b> — {e(a.get('text') or '')}</li>")
+        out.append("</ol>")
+    if isinstance(summary.get("key_results"), dict):
+        rows = "".join(
+            f"<tr><td>{e(str(k))}</td><td>{e(json.dumps(v))}</td></tr>"
+            for k, v in summary["key_results"].items()
+        )
+        out.append(f"<h3>Key results</h3><table>{rows}</table>")
+    v = summary.get("verification") or {}
+    out.append(
+        f"<h3>Verification</h3><p>{e(str(v.get('status')))}"
+        + (f", results {e(str(v['results']))}" if v.get("results") else "")
+        + (
+            f"; first failing cell {v.get('first_failing_cell')}: {e(str(v.get('error')))}"
+            if v.get("error")
+            else ""
+        )
+        + "</p>"
+    )
+    return "".join(out)
+
+
+STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1em;color:#222}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
+pre{background:#f6f6f6;padding:.5em;overflow:auto;max-height:28em;white-space:pre-wrap}
+code{background:#f0f0f0;padding:0 .2em}ul.tree,ul.tree ul{list-style:none;padding-left:1.2em}
+.status{display:inline-block;min-width:5.5em;text-align:center;border-radius:3px;padding:0 .3em;
+font-size:.85em;background:#ddd}.complete{background:#c8efc8}.failed,.error,.dead{background:#f5c2c2}
+.skipped,.partial,.retried,.timeout{background:#f8e3b0}.facts{color:#666;font-size:.85em}
+.note{color:#a05a00;font-size:.9em}.guard,.forced{background:#ffe08a;border-radius:3px;
+padding:0 .3em;margin-left:.3em;font-size:.8em}details{border:1px solid #ddd;margin:.3em 0;
+padding:.2em .5em}summary{cursor:pointer}table{border-collapse:collapse}
+td,th{border:1px solid #ddd;padding:.2em .5em;text-align:left}img{max-width:100%}
+.nbcell{border-left:3px solid #ddd;margin:.6em 0;padding-left:.6em}.label{color:#666;font-size:.85em}
+"""
+
+
+def render_report(root: Path) -> str:
+    """The HTML of the run directory ``root`` (any state: running, aborted, completed)."""
+    root = Path(root)
+    state = json.loads((root / "state.json").read_text(encoding="utf-8"))
+    summary_path = root / "summary.json"
+    summary = (
+        json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
+    )
+    transitions = _transitions(root, _events(root))
+    notebook, cells_by_seq = _notebook(root)
+    title = state.get("project_title") or state.get("problem_title") or root.name
+    tree = "".join(
+        _node_html(n, state.get("usage_by_location", {})) for n in _tree(state, transitions)
+    )
+    timeline = "".join(_transition_html(t, cells_by_seq) for t in transitions)
+    counters = state.get("counters", {})
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>{e(title)} — bcc report</title><style>{STYLE}</style></head><body>"
+        f"<h1>{e(title)}</h1><p>Run <code>{e(root.name)}</code>: {e(state.get('fsm_state', ''))}; "
+        f"{counters.get('transitions', 0)} transitions, {counters.get('cells', 0)} cells, "
+        f"{counters.get('llm_calls', 0)} model calls. "
+        '<a href="notebook.ipynb">notebook.ipynb</a> · <a href="summary.md">summary.md</a></p>'
+        f'<section id="results"><h2>Results</h2>{_results(summary)}</section>'
+        f'<section id="plan"><h2>Plan</h2><ul class="tree">{tree}</ul></section>'
+        f'<section id="timeline"><h2>Transitions</h2>{timeline}</section>'
+        f'<section id="ledger"><h2>Variables</h2>{_ledger(state)}</section>'
+        f'<section id="notebook"><h2>Notebook cells</h2>{notebook}</section>'
+        "</body></html>"
+    )
+
+
+def write_report(store: RunStore) -> Path:
+    """Write ``report.html`` into the run directory (atomically); return its path."""
+    store.write("report.html", render_report(store.root))
+    return store.root / "report.html"

@@ -1,0 +1,72 @@
+"""report.html in a real headless Chromium: an offline run and a scripted-LLM run (litellm to
+the loopback server) each load with no console error; the plan tree is on screen; clicking a
+transition shows its prompt and the cells it ran."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.browser import Chromium, chromium_path
+from tests.conftest import ROOT, run_bcc
+from tests.fakellm import FakeLLM
+from tests.integration.test_llm import llm_run
+
+REQUIRED = os.environ.get("BCC_REQUIRE_BROWSER") == "1"  # .ci/run installs chromium
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(chromium_path() is None and not REQUIRED, reason="chromium not installed"),
+]
+
+
+def first_action(run: Path) -> int:
+    return int(sorted((run / "logs").glob("*_COMPLETE_ACTION.xml"))[0].name[:4])
+
+
+def check_in_browser(run: Path, shot: Path) -> None:
+    seq = first_action(run)
+    with Chromium() as browser:
+        browser.open((run / "report.html").as_uri())
+        assert browser.evaluate("document.querySelectorAll('#plan li').length") >= 3
+        top = browser.evaluate("document.querySelector('#plan').getBoundingClientRect().top")
+        assert 0 <= top < browser.evaluate("innerHeight"), "the plan tree is on the first screen"
+        assert browser.screenshot(shot).stat().st_size > 10_000
+        target = f"document.querySelector('#t-{seq:04d}')"
+        assert browser.evaluate(f"{target}.open") is False
+        assert browser.evaluate(f"{target}.querySelector('pre.prompt').checkVisibility()") is False
+        browser.evaluate(f"{target}.querySelector('summary').click()")
+        assert browser.evaluate(f"{target}.open") is True
+        assert browser.evaluate(f"{target}.querySelector('pre.prompt').checkVisibility()") is True
+        cells = browser.evaluate(f"{target}.querySelectorAll('.cell').length")
+        assert cells >= 1
+        link = browser.evaluate(f"{target}.querySelector('a[href^=\"#nb-\"]').getAttribute('href')")
+        assert browser.evaluate(f"document.querySelector('{link}') !== null")
+        assert browser.console_errors() == []
+
+
+def test_an_offline_run_reports_itself(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "penguins"
+    run = tmp_path / "run"
+    proc = run_bcc("run", str(example / "problem.md"), str(example / "penguins.csv"),
+                   "--out", str(run), "--no-verify")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith(f"(report: {run}/report.html)")
+    check_in_browser(run, tmp_path / "offline.png")
+
+
+def test_a_scripted_model_run_reports_itself(tmp_path: Path) -> None:
+    with FakeLLM() as fake:
+        done = llm_run(fake, tmp_path)
+    assert done.proc.returncode == 0, done.proc.stderr
+    check_in_browser(done.run, tmp_path / "llm.png")
+
+
+def test_bcc_report_redraws_it(tmp_path: Path) -> None:
+    with FakeLLM() as fake:
+        done = llm_run(fake, tmp_path)
+    (done.run / "report.html").unlink()
+    proc = run_bcc("report", str(done.run))
+    assert proc.returncode == 0 and proc.stdout.strip() == str(done.run / "report.html")
+    assert '<details id="t-0001">' in (done.run / "report.html").read_text()
