@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "SECRET_PATTERNS",
+    "kill_kernel",
     "kill_live_kernels",
     "live_kernels",
     "reap_kernels",
@@ -54,6 +55,11 @@ def _sigkill(pid: int, pgid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def kill_kernel(pid: int, pgid: int) -> bool:
+    """SIGKILL one kernel (its process group when it has its own); False if it was gone."""
+    return _sigkill(pid, pgid)
 
 
 def kill_live_kernels() -> None:

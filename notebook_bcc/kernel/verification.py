@@ -14,7 +14,7 @@ import nbformat
 from notebook_bcc.kernel.gateway import Gateway
 from notebook_bcc.kernel.session import FETCH_CHARS, KernelSession
 
-__all__ = ["VerificationResult", "execute_notebook"]
+__all__ = ["VerificationResult", "cells_to_verify", "execute_notebook"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,19 @@ class VerificationResult:
     error: str | None
     duration_ms: int
     values: dict[str, Any] = field(default_factory=dict)  # the ``fetch`` names' JSON values
+    ran_during_run_ms: int = 0  # verified as it went (``shadow.py``): time spent during the run
+
+
+def cells_to_verify(nb: nbformat.NotebookNode) -> tuple[tuple[int, str], ...]:
+    """(index, source) of the code cells a top-to-bottom run executes: every code cell with
+    some code and no ``skip-execution`` tag."""
+    return tuple(
+        (index, cell.source)
+        for index, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        and cell.source.strip()
+        and "skip-execution" not in cell.get("metadata", {}).get("tags", [])
+    )
 
 
 def execute_notebook(
@@ -50,11 +63,8 @@ def execute_notebook(
     with KernelSession(
         Path(cwd), cell_timeout=cell_timeout, env=env, sandboxed=sandboxed, gateway=gateway
     ) as session:
-        for index, cell in enumerate(executed.cells):
-            if cell.cell_type != "code" or not cell.source.strip():
-                continue
-            if "skip-execution" in cell.get("metadata", {}).get("tags", []):
-                continue
+        for index, _ in cells_to_verify(executed):
+            cell = executed.cells[index]
             outcome = session.run_cell(cell.source)
             cell.outputs = [nbformat.from_dict(o) for o in outcome.outputs]
             cell.execution_count = outcome.execution_count

@@ -23,6 +23,8 @@ from notebook_bcc.errors import BccError, BudgetExhausted, Interrupted, StorageE
 from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.preview import preview_files
 from notebook_bcc.inputs.problem import read_problem
+from notebook_bcc.kernel.shadow import ShadowRun
+from notebook_bcc.kernel.verification import cells_to_verify
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.report import write_report
 from notebook_bcc.rundir.state import Usage, WorkflowState
@@ -33,7 +35,7 @@ from notebook_bcc.workflow.context import RunContext, RunResult
 from notebook_bcc.workflow.exchange import AgentExchange
 from notebook_bcc.workflow.handlers import Handlers
 from notebook_bcc.workflow.host import KernelHost
-from notebook_bcc.workflow.verify import verify
+from notebook_bcc.workflow.verify import verification_session, verify
 
 __all__ = ["Runner", "RunResult", "EventHook", "COMPLETED_WITH_FAILED_STEPS"]
 
@@ -81,6 +83,8 @@ class Runner:
         spec = read_problem(problem_text)
         self._questions = spec.questions
         self._preview = preview_files(store.root, self.files, sheet=spec.sheet)
+        #: verifies as it goes: a fresh kernel runs each cell once it is committed
+        self.shadow = ShadowRun(lambda: verification_session(self.ctx)) if config.verify else None
 
     @property
     def state(self) -> WorkflowState:
@@ -122,6 +126,8 @@ class Runner:
                 # an aborted run's kernel may be busy; resume rebuilds its state by replay
                 self.host.shutdown(now=not completed)
         try:
+            if self.shadow is not None and self.state.fsm_state != "WORKFLOW_COMPLETED":
+                self.shadow.close()
             if self.state.fsm_state == "WORKFLOW_COMPLETED":
                 shortfall = self.state.shortfall()
                 exit_code = COMPLETED_WITH_FAILED_STEPS if shortfall else 0
@@ -269,6 +275,8 @@ class Runner:
         self.store.write_json("state.json", s.to_json())
         if event not in (Event.ABORT, Event.FAIL):  # an aborted transition's reply is kept
             self.exchange.committed()
+            if self.shadow is not None:
+                self.shadow.submit(cells_to_verify(self.doc.nb))
         self.on_event({**record, **s.progress()})
 
     def _terminal(self, event: Event, reason: str) -> None:
@@ -292,7 +300,7 @@ class Runner:
         s = self.state
         verification: dict[str, Any] = {"status": "skipped", "first_failing_cell": None}
         if s.fsm_state == "WORKFLOW_COMPLETED" and self.config.verify:
-            verification = verify(self.ctx, self._artifacts)
+            verification = verify(self.ctx, self._artifacts, self.shadow)
         self.doc.set_verification(verification)
         self.doc.set_variables(s.ledger.to_json())
         self.doc.save()

@@ -5,29 +5,54 @@ from __future__ import annotations
 
 from typing import Any
 
-from notebook_bcc.kernel.verification import execute_notebook
+from notebook_bcc.kernel.session import KernelSession
+from notebook_bcc.kernel.shadow import ShadowRun
+from notebook_bcc.kernel.verification import cells_to_verify, execute_notebook
 from notebook_bcc.rundir.results import RESULT_NAMES, compare
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.host import gateway_of
 
-__all__ = ["verify"]
+__all__ = ["verification_session", "verify"]
 
 
-def verify(ctx: RunContext, results: dict[str, Any]) -> dict[str, Any]:
-    """The verification record of summary.json; ``results`` are the run's own values."""
-    result, _ = execute_notebook(
-        ctx.doc.nb,
+def verification_session(ctx: RunContext) -> KernelSession:
+    """A fresh kernel like the run's (sandboxed, or on the gateway, as it is)."""
+    config = ctx.config
+    return KernelSession(
         ctx.store.root,
-        cell_timeout=ctx.config.cell_timeout,
-        fetch=RESULT_NAMES,
-        sandboxed=ctx.config.sandbox,
-        gateway=gateway_of(ctx.config),
+        cell_timeout=config.cell_timeout,
+        startup_timeout=config.kernel_startup_timeout,
+        sandboxed=config.sandbox,
+        gateway=gateway_of(config),
+        log_path=ctx.store.root / "kernel.log",  # its own messages too, not bcc's stderr
     )
+
+
+def verify(
+    ctx: RunContext, results: dict[str, Any], shadow: ShadowRun | None = None
+) -> dict[str, Any]:
+    """The verification record of summary.json; ``results`` are the run's own values. With
+    ``shadow`` (verified as it went), only the cells it has not run yet run now."""
+    if shadow is not None:
+        cells = cells_to_verify(ctx.doc.nb)
+        shadow.submit(cells)
+        deadline = ctx.config.cell_timeout * max(1, len(cells)) + 60
+        result = shadow.finish(RESULT_NAMES, timeout=deadline)
+    else:
+        result, _ = execute_notebook(
+            ctx.doc.nb,
+            ctx.store.root,
+            cell_timeout=ctx.config.cell_timeout,
+            fetch=RESULT_NAMES,
+            sandboxed=ctx.config.sandbox,
+            gateway=gateway_of(ctx.config),
+        )
     verification: dict[str, Any] = {
         "status": result.status,
         "first_failing_cell": result.first_failing_cell,
         "error": result.error,
         "duration_ms": result.duration_ms,
+        "during_run_ms": result.ran_during_run_ms,
     }
     ours = {k: v for k, v in results.items() if k in RESULT_NAMES}
     if result.status == "passed" and ours:

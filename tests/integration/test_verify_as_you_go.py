@@ -1,0 +1,44 @@
+"""Verification as the run goes: a second, fresh kernel runs each committed cell, and the
+verdict still means "the saved notebook runs top to bottom in a fresh kernel". Real kernels,
+a scripted agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from notebook_bcc.contract.observation import Observation
+from tests.scripted import ScriptedAgent, make_runner, one_stage
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def leaky(obs: Observation) -> str:
+    """The first attempt defines a name, then fails (its cell is not kept); the second uses
+    the name, which only the run's kernel still holds."""
+    if obs.iteration <= 1:
+        return "leaked = 41\nraise ValueError('the first attempt fails')"
+    return "result = leaked + 1"
+
+
+def test_state_leaked_from_a_removed_cell_is_caught(tmp_path: Path) -> None:
+    agent = ScriptedAgent(lambda obs: one_stage(obs, leaky))
+    result = make_runner(tmp_path, agent).run()
+    assert result.final_state == "WORKFLOW_COMPLETED"
+    verification = result.summary["verification"]
+    assert verification["status"] == "failed"
+    assert verification["error"] == "NameError: name 'leaked' is not defined"
+    nb_index = verification["first_failing_cell"]
+    import nbformat
+
+    nb = nbformat.read(tmp_path / "run" / "notebook.ipynb", as_version=4)
+    assert nb.cells[nb_index].source.strip() == "result = leaked + 1"
+
+
+def test_a_clean_run_is_verified_while_it_runs(tmp_path: Path) -> None:
+    agent = ScriptedAgent(lambda obs: one_stage(obs, lambda o: "result = sum(range(10))"))
+    result = make_runner(tmp_path, agent).run()
+    verification = result.summary["verification"]
+    assert verification["status"] == "passed"
+    assert verification["during_run_ms"] > 0  # the cells ran in the second kernel as they came
