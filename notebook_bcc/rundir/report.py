@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,8 +67,16 @@ def _short(text: str, limit: int = TEXT_CHARS) -> str:
     return f"{text[:half]}\n… [{len(text) - limit:,} characters not shown] …\n{text[-half:]}"
 
 
+_SPILL = re.compile(r"full text in (outputs/cell-[\w.-]+\.txt)")
+
+
 def _pre(text: str, cls: str = "") -> str:
-    return f'<pre class="{cls}">{e(_short(text))}</pre>'
+    """A text block; a cell output cut by bcc links to the spill file holding all of it."""
+    spilled = "".join(
+        f'<div class="spill"><a href="{e(m)}">{e(m)}</a>: the full output</div>'
+        for m in dict.fromkeys(_SPILL.findall(text))
+    )
+    return f'<pre class="{cls}">{e(_short(text))}</pre>{spilled}'
 
 
 def _events(root: Path) -> list[dict[str, Any]]:

@@ -70,3 +70,16 @@ def test_bcc_report_redraws_it(tmp_path: Path) -> None:
     proc = run_bcc("report", str(done.run))
     assert proc.returncode == 0 and proc.stdout.strip() == str(done.run / "report.html")
     assert '<details id="t-0001">' in (done.run / "report.html").read_text()
+
+
+def test_a_huge_output_shows_its_excerpt_and_links_its_spill_file(tmp_path: Path) -> None:
+    from tests.scripted import ScriptedAgent, make_runner, one_stage
+
+    code = "print('x' * 60_000)\nresult = 1"
+    agent = ScriptedAgent(lambda obs: one_stage(obs, lambda o: code))
+    result = make_runner(tmp_path, agent, verify=False).run()
+    assert result.final_state == "WORKFLOW_COMPLETED"
+    page = (tmp_path / "run" / "report.html").read_text()
+    [spill] = sorted((tmp_path / "run" / "outputs").glob("cell-*.txt"))
+    assert f'<a href="outputs/{spill.name}">outputs/{spill.name}</a>: the full output' in page
+    assert "x" * 60_000 not in page
