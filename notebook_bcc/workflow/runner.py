@@ -316,7 +316,6 @@ class Runner:
             where=self.config.kernel_gateway or "local",
         )
         self.store.write_json("summary.json", summary)
-        self.store.write("summary.md", render_summary_md(summary))
         try:
             write_report(self.store)
         except StorageError:
@@ -325,4 +324,6 @@ class Runner:
             self.store.append_event(
                 {"type": "report_failed", "error": f"{type(exc).__name__}: {exc}"}
             )
+        # the last write: with both summaries on disk the run counts as finished
+        self.store.write("summary.md", render_summary_md(summary))
         return summary
