@@ -430,12 +430,18 @@ class KernelSession:
         Raises TimeoutError past ``timeout`` (the kernel is interrupted, or restarted if it stays
         busy) and KernelError if the kernel died (it is restarted).
         """
-        expr = (
-            f"(lambda d: (exec({_HELPER_SOURCE!r}, d), d[{func!r}]({json.dumps(payload)!r}))[1])"
-            "({})"
-        )
+        return self._call_helpers({"bcc": (func, payload)}, timeout)["bcc"]
+
+    def _call_helpers(self, calls: dict[str, tuple[str, Any]], timeout: float) -> dict[str, Any]:
+        """Several helper calls in one silent request (one round trip, which a gateway's
+        kernel makes costly): key -> JSON value of ``func(payload)``."""
+        expressions = {
+            key: f"(lambda d: (exec({_HELPER_SOURCE!r}, d), d[{func!r}]"
+            f"({json.dumps(payload)!r}))[1])({{}})"
+            for key, (func, payload) in calls.items()
+        }
         try:
-            content = self._silent({"bcc": expr}, timeout)
+            content = self._silent(expressions, timeout)
         except DeadKernelError:
             self._restart(now=True)
             raise KernelError("the kernel died during inspection; it was restarted") from None
@@ -446,10 +452,15 @@ class KernelSession:
             if not self._await_idle(self.interrupt_grace + client.iopub_timeout):
                 self._restart(now=True)
             raise TimeoutError(f"kernel inspection exceeded {timeout:g} s")
-        result = content.get("user_expressions", {}).get("bcc", {})
-        if result.get("status") != "ok":
-            raise KernelError(f"inspection failed: {result.get('ename')}: {result.get('evalue')}")
-        return json.loads(ast.literal_eval(result["data"]["text/plain"]))
+        values = {}
+        for key in calls:
+            result = content.get("user_expressions", {}).get(key, {})
+            if result.get("status") != "ok":
+                raise KernelError(
+                    f"inspection failed: {result.get('ename')}: {result.get('evalue')}"
+                )
+            values[key] = json.loads(ast.literal_eval(result["data"]["text/plain"]))
+        return values
 
     def inspect(self, timeout: float = 30) -> tuple[VariableInfo, ...]:
         """Summaries of the user's data variables (no modules, callables, types or _names)."""
@@ -457,27 +468,24 @@ class KernelSession:
 
     def inspect_namespace(self, timeout: float = 30) -> Namespace:
         """The user's data variables, and the modules and callables they can use, by name."""
-        data = self._call_helper("inspect_ns", None, timeout)
-        code = data.get("code", {})
-        return Namespace(
-            tuple(
-                VariableInfo(**{**v, "columns": tuple((c, t) for c, t in v["columns"])})
-                for v in data["vars"]
-            ),
-            tuple((n, m) for n, m in code.get("modules", [])),
-            tuple((n, m) for n, m in code.get("callables", [])),
+        return _namespace(self._call_helper("inspect_ns", None, timeout))
+
+    def check_and_inspect(
+        self, artifacts: Sequence[str], criteria: Sequence[str], timeout: float = 30
+    ) -> tuple[CheckReport, Namespace]:
+        """``check`` and ``inspect_namespace`` in one round trip."""
+        payload = {"artifacts": list(artifacts), "criteria": list(criteria)}
+        data = self._call_helpers(
+            {"check": ("check_ns", payload), "inspect": ("inspect_ns", None)}, timeout
         )
+        return _check_report(data["check"]), _namespace(data["inspect"])
 
     def check(
         self, artifacts: Sequence[str], criteria: Sequence[str], timeout: float = 30
     ) -> CheckReport:
         """Which artifact names exist, and how each criterion ``bool(expr)`` evaluates."""
         payload = {"artifacts": list(artifacts), "criteria": list(criteria)}
-        data = self._call_helper("check_ns", payload, timeout)
-        return CheckReport(
-            artifacts=tuple((name, bool(ok)) for name, ok in data["artifacts"]),
-            criteria=tuple((expr, verdict, detail) for expr, verdict, detail in data["criteria"]),
-        )
+        return _check_report(self._call_helper("check_ns", payload, timeout))
 
     def delete(self, names: Sequence[str]) -> None:
         """Delete names (and IPython's hidden references to their values), then gc.collect()."""
@@ -490,3 +498,22 @@ class KernelSession:
         """Values of the named variables that are small and JSON-serialisable (others left out)."""
         payload = {"names": list(names), "max_chars": max_chars}
         return self._call_helper("fetch_ns", payload, timeout)
+
+
+def _namespace(data: dict[str, Any]) -> Namespace:
+    code = data.get("code", {})
+    return Namespace(
+        tuple(
+            VariableInfo(**{**v, "columns": tuple((c, t) for c, t in v["columns"])})
+            for v in data["vars"]
+        ),
+        tuple((n, m) for n, m in code.get("modules", [])),
+        tuple((n, m) for n, m in code.get("callables", [])),
+    )
+
+
+def _check_report(data: dict[str, Any]) -> CheckReport:
+    return CheckReport(
+        artifacts=tuple((name, bool(ok)) for name, ok in data["artifacts"]),
+        criteria=tuple((expr, verdict, detail) for expr, verdict, detail in data["criteria"]),
+    )

@@ -264,12 +264,11 @@ class Handlers:
         if not failed:
             self._flush_texts(texts, tag)
             doc.save()
-        self.host.observe(f"{s.path}#{s.seq + 1}")
         behavior = self.current_behavior()
         names = [v.name for v in behavior.outputs] if behavior else []
         criteria = list(behavior.acceptance) if behavior else []
         try:
-            report = kernel.check(names, criteria)
+            report = self.host.check_and_observe(f"{s.path}#{s.seq + 1}", names, criteria)
         except (TimeoutError, KernelError) as exc:
             notes.append(f"checks could not run: {exc}")
             report = CheckReport(tuple((n, False) for n in names), ())

@@ -9,12 +9,13 @@ after a restart (within ``--max-kernel-restarts``) and fetches the results at th
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from notebook_bcc.config import RunConfig
 from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel.gateway import TOKEN_ENV, Gateway
-from notebook_bcc.kernel.records import CellOutcome
+from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace
 from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.rundir.results import RESULT_NAMES
 from notebook_bcc.workflow.context import RunContext
@@ -99,6 +100,25 @@ class KernelHost:
         except Exception as exc:
             ctx.store.append_event({"type": "inspect_failed", "error": str(exc)})
             return
+        self._record(names, where)
+
+    def check_and_observe(
+        self, where: str, artifacts: Sequence[str], criteria: Sequence[str]
+    ) -> CheckReport:
+        """An action's checks and the inspection after it, in one round trip to the kernel.
+        Raises TimeoutError or KernelError as ``KernelSession.check`` does; the ledger then
+        keeps its last view."""
+        assert self.kernel is not None
+        try:
+            report, names = self.kernel.check_and_inspect(artifacts, criteria)
+        except (TimeoutError, KernelError) as exc:
+            self.ctx.store.append_event({"type": "inspect_failed", "error": str(exc)})
+            raise
+        self._record(names, where)
+        return report
+
+    def _record(self, names: Namespace, where: str) -> None:
+        ctx = self.ctx
         ctx.state.ledger.observe(names.variables, where)
         ctx.state.kernel_code = {
             "modules": [list(m) for m in names.modules],
