@@ -41,21 +41,29 @@ class Chromium:
             [path, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
+        self._id = 0
+        self.events: list[dict[str, Any]] = []
+        try:
+            self.ws = websocket.create_connection(
+                self._page_url(), timeout=timeout, suppress_origin=True
+            )
+            for domain in ("Page", "Runtime", "Log"):
+                self.send(f"{domain}.enable")
+        except BaseException:
+            self._stop()  # no browser outlives a failed start
+            raise
+
+    def _page_url(self) -> str:
         port = self._port()
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + self.timeout
         while True:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as r:
                 pages = [t for t in json.loads(r.read()) if t.get("type") == "page"]
-            if pages or time.monotonic() > deadline:
-                break
+            if pages:
+                return pages[0]["webSocketDebuggerUrl"]
+            if time.monotonic() > deadline:
+                raise TimeoutError("chromium opened no page")
             time.sleep(0.1)
-        self.ws = websocket.create_connection(
-            pages[0]["webSocketDebuggerUrl"], timeout=timeout, suppress_origin=True
-        )
-        self._id = 0
-        self.events: list[dict[str, Any]] = []
-        for domain in ("Page", "Runtime", "Log"):
-            self.send(f"{domain}.enable")
 
     def _port(self) -> int:
         marker = self.profile / "DevToolsActivePort"
@@ -114,9 +122,12 @@ class Chromium:
         try:
             self.ws.close()
         finally:
-            self.proc.kill()
-            self.proc.wait(timeout=30)
-            shutil.rmtree(self.profile, ignore_errors=True)
+            self._stop()
+
+    def _stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+        shutil.rmtree(self.profile, ignore_errors=True)
 
     def __enter__(self) -> Chromium:
         return self
