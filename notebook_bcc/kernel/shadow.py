@@ -21,7 +21,7 @@ from typing import Any
 
 from notebook_bcc.kernel import processes
 from notebook_bcc.kernel.session import FETCH_CHARS, KernelSession
-from notebook_bcc.kernel.verification import VerificationResult
+from notebook_bcc.kernel.verification import VerificationResult, failure_text
 
 __all__ = ["Cells", "ShadowRun"]
 
@@ -35,8 +35,6 @@ class ShadowRun:
     def __init__(self, make_session: Callable[[], KernelSession]) -> None:
         self._make_session = make_session
         self._inbox: queue.Queue[Cells | None] = queue.Queue()
-        self._idle = threading.Condition()
-        self._submitted: Cells = ()
         self._ran: list[tuple[int, str]] = []  # what the kernel ran, all ok but maybe the last
         self._failure: tuple[int, str] | None = None  # (notebook index, error) of the first
         self._busy_ms = 0
@@ -51,8 +49,6 @@ class ShadowRun:
     # -- the run's side ----------------------------------------------------------------------
     def submit(self, cells: Cells) -> None:
         """The notebook's cells after a committed transition; returns at once."""
-        with self._idle:
-            self._submitted = cells
         self._inbox.put(cells)
 
     def finish(self, fetch: Sequence[str], timeout: float) -> VerificationResult:
@@ -124,8 +120,7 @@ class ShadowRun:
             outcome = self._session.run_cell(source)
             self._ran.append((index, source))
             if outcome.status != "ok":
-                value = (outcome.error_value or "").split(";")[0]
-                self._failure = (index, " ".join(f"{outcome.error_name}: {value}".split()))
+                self._failure = (index, failure_text(outcome))
                 break
         self._busy_ms += int((monotonic() - started) * 1000)
 

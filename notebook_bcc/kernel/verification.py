@@ -12,9 +12,10 @@ from typing import Any
 import nbformat
 
 from notebook_bcc.kernel.gateway import Gateway
+from notebook_bcc.kernel.records import CellOutcome
 from notebook_bcc.kernel.session import FETCH_CHARS, KernelSession
 
-__all__ = ["VerificationResult", "cells_to_verify", "execute_notebook"]
+__all__ = ["VerificationResult", "cells_to_verify", "execute_notebook", "failure_text"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,12 @@ class VerificationResult:
     duration_ms: int
     values: dict[str, Any] = field(default_factory=dict)  # the ``fetch`` names' JSON values
     ran_during_run_ms: int = 0  # verified as it went (``shadow.py``): time spent during the run
+
+
+def failure_text(outcome: CellOutcome) -> str:
+    """The verdict's one-line error for a failed cell ("NameError: name 'x' ...")."""
+    value = (outcome.error_value or "").split(";")[0]  # drop "it was restarted"
+    return " ".join(f"{outcome.error_name}: {value}".split())
 
 
 def cells_to_verify(nb: nbformat.NotebookNode) -> tuple[tuple[int, str], ...]:
@@ -69,9 +76,7 @@ def execute_notebook(
             cell.outputs = [nbformat.from_dict(o) for o in outcome.outputs]
             cell.execution_count = outcome.execution_count
             if outcome.status != "ok":
-                failing = index
-                value = (outcome.error_value or "").split(";")[0]  # drop "it was restarted"
-                error = " ".join(f"{outcome.error_name}: {value}".split())
+                failing, error = index, failure_text(outcome)
                 break
         if failing is None and fetch:
             values = session.fetch_json(fetch, max_chars=FETCH_CHARS)
