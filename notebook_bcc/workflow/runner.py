@@ -299,7 +299,7 @@ class Runner:
     def _finish(self) -> dict[str, Any]:
         s = self.state
         verification: dict[str, Any] = {"status": "skipped", "first_failing_cell": None}
-        if s.fsm_state == "WORKFLOW_COMPLETED" and self.config.verify:
+        if s.fsm_state == "WORKFLOW_COMPLETED" and self.shadow is not None:  # --verify
             verification = verify(self.ctx, self._artifacts, self.shadow)
         self.doc.set_verification(verification)
         self.doc.set_variables(s.ledger.to_json())

@@ -1,5 +1,6 @@
-"""The end of a completed run: re-execute the notebook top to bottom in a fresh kernel, and
-check that it reproduces the results (``final_answers``, ``final_metrics``)."""
+"""The end of a completed run: the verdict of the fresh kernel that ran the notebook top to
+bottom as it grew (``kernel/shadow.py``), and whether it reproduces the results
+(``final_answers``, ``final_metrics``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.kernel.shadow import ShadowRun
-from notebook_bcc.kernel.verification import cells_to_verify, execute_notebook
+from notebook_bcc.kernel.verification import cells_to_verify
 from notebook_bcc.rundir.results import RESULT_NAMES, compare
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.host import gateway_of
@@ -28,25 +29,13 @@ def verification_session(ctx: RunContext) -> KernelSession:
     )
 
 
-def verify(
-    ctx: RunContext, results: dict[str, Any], shadow: ShadowRun | None = None
-) -> dict[str, Any]:
-    """The verification record of summary.json; ``results`` are the run's own values. With
-    ``shadow`` (verified as it went), only the cells it has not run yet run now."""
-    if shadow is not None:
-        cells = cells_to_verify(ctx.doc.nb)
-        shadow.submit(cells)
-        deadline = ctx.config.cell_timeout * max(1, len(cells)) + 60
-        result = shadow.finish(RESULT_NAMES, timeout=deadline)
-    else:
-        result, _ = execute_notebook(
-            ctx.doc.nb,
-            ctx.store.root,
-            cell_timeout=ctx.config.cell_timeout,
-            fetch=RESULT_NAMES,
-            sandboxed=ctx.config.sandbox,
-            gateway=gateway_of(ctx.config),
-        )
+def verify(ctx: RunContext, results: dict[str, Any], shadow: ShadowRun) -> dict[str, Any]:
+    """The verification record of summary.json; ``results`` are the run's own values.
+    ``shadow`` verified as the run went: only the cells it has not run yet run now."""
+    cells = cells_to_verify(ctx.doc.nb)
+    shadow.submit(cells)
+    deadline = ctx.config.cell_timeout * max(1, len(cells)) + 60
+    result = shadow.finish(RESULT_NAMES, timeout=deadline)
     verification: dict[str, Any] = {
         "status": result.status,
         "first_failing_cell": result.first_failing_cell,
