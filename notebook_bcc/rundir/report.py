@@ -41,7 +41,7 @@ class Transition:
     forced: bool
     duration_ms: int
     guards: tuple[tuple[str, str, str], ...] = ()
-    log: Path | None = None
+    log: etree._Element | None = None  # logs/NNNN_<EVENT>.xml, parsed once
 
 
 @dataclass
@@ -110,17 +110,19 @@ def _transitions(root: Path, events: list[dict[str, Any]]) -> list[Transition]:
             bool(ev.get("forced")),
             int(ev.get("duration_ms") or 0),
             tuple(guards[ev["seq"]]),
-            logs.get(ev["seq"]),
+            _parse(logs.get(ev["seq"])),
         )  # fmt: skip
         for ev in events
         if ev.get("type") == "transition"
     ]
 
 
+def _parse(path: Path | None) -> etree._Element | None:
+    return None if path is None else etree.parse(str(path)).getroot()
+
+
 def _calls(t: Transition) -> int:
-    if t.log is None:
-        return 0
-    return len(etree.parse(str(t.log)).getroot().findall("request"))
+    return 0 if t.log is None else len(t.log.findall("request"))
 
 
 def _tree(state: dict[str, Any], transitions: list[Transition]) -> list[Node]:
@@ -207,7 +209,7 @@ def _transition_html(tr: Transition, cells_by_seq: dict[int, list[int]]) -> str:
     )
     body = [f"<p>agent: {e(tr.agent or 'none (bookkeeping)')}</p>"]
     if tr.log is not None:
-        root = etree.parse(str(tr.log)).getroot()
+        root = tr.log
         for req in root.findall("request"):
             body.append(f"<h4>Request, attempt {e(req.get('attempt', '1'))}</h4>")
             for prompt in req.findall("prompt"):
