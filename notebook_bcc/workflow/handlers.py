@@ -130,11 +130,15 @@ class Handlers:
                 self.enter_step(index)
                 return True
             s.step_index = index
-            step.status, step.blocked_by = "skipped", guard.reason
-            _log_guard(log, guard)
-            self.ctx.doc.add_skip_note(step.title, guard.reason, self.tag())
+            self._skip(step, guard, log)
         self.ctx.doc.save()
         return False
+
+    def _skip(self, record: StageRecord | StepRecord, guard: Guard, log: TransitionLog) -> None:
+        """G8 at the current position: ``record`` is skipped, logged and noted in the notebook."""
+        record.status, record.blocked_by = "skipped", guard.reason
+        _log_guard(log, guard)
+        self.ctx.doc.add_skip_note(record.title, guard.reason, self.tag())
 
     def next_stage(self, log: TransitionLog) -> State:
         """NEXT_STAGE (no agent): the next pending stage that can start (G8 skips the others),
@@ -149,10 +153,8 @@ class Handlers:
                 self.enter_stage(index)
                 return State.STAGE_RUNNING
             s.stage_index, s.step_index = index, 0
-            stage.status, stage.blocked_by = "skipped", guard.reason
-            _log_guard(log, guard)
             self.ctx.doc.add_stage_heading(stage.title, stage.goal, self.tag())
-            self.ctx.doc.add_skip_note(stage.title, guard.reason, self.tag())
+            self._skip(stage, guard, log)
             self.ctx.doc.save()
         return State.WORKFLOW_COMPLETED
 
