@@ -70,11 +70,16 @@ def kernel_kinds(problem: Path, data: Path, folder: Path, local: float) -> None:
     print("target: S/A and G/A <= 1.15")
 
 
-def main() -> None:
-    args = sys.argv[1:]
+def problem_and_data(args: list[str]) -> tuple[Path, Path]:
+    """``[problem.md data.csv]`` from the command line, else the penguins example."""
     example = ROOT / "examples" / "penguins"
     problem = Path(args[0]) if args else example / "problem.md"
     data = Path(args[1]) if len(args) > 1 else example / "penguins.csv"
+    return problem, data
+
+
+def main() -> None:
+    problem, data = problem_and_data(sys.argv[1:])
     with tempfile.TemporaryDirectory() as tmp:
         a = timed_run(problem, data, Path(tmp) / "a", "--no-verify")
         b = timed_run(problem, data, Path(tmp) / "b")

@@ -15,15 +15,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.overhead import problem_and_data  # noqa: E402
 from tests.browser import Chromium  # noqa: E402
 from tests.conftest import run_bcc  # noqa: E402
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    example = ROOT / "examples" / "penguins"
-    problem = Path(args[0]) if args else example / "problem.md"
-    data = Path(args[1]) if len(args) > 1 else example / "penguins.csv"
+    problem, data = problem_and_data(sys.argv[1:])
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp) / "run"
         proc = run_bcc("run", str(problem), str(data), "--out", str(run), "--quiet")
