@@ -13,6 +13,8 @@ same place.
 from __future__ import annotations
 
 import base64
+import contextlib
+import socket
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
@@ -44,15 +46,50 @@ def check_upload(files: Sequence[Path], data_dir: str | None) -> None:
         )
 
 
+class _AckingWebSocket:
+    """A kernel's websocket that acknowledges each message it receives at once.
+
+    The gateway (tornado) writes a reply's messages one by one with Nagle's algorithm on, so
+    the second waits for the client's ACK of the first, which Linux delays by up to 40 ms:
+    every round trip to a remote kernel cost ~48 ms instead of ~5 ms. ``TCP_QUICKACK`` after
+    each receive sends the pending ACK now (Linux only; elsewhere a no-op).
+    """
+
+    def __init__(self, ws: Any) -> None:
+        self._ws = ws
+
+    def recv(self) -> Any:
+        data = self._ws.recv()
+        if _QUICKACK is not None and self._ws.sock is not None:
+            with contextlib.suppress(OSError):
+                self._ws.sock.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ws, name)
+
+
+_QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)
+
+
 @cache
 def _manager_class() -> Any:
     """jupyter_server's GatewayKernelManager (imported on first use: it is slow to import),
     answering ``_async_is_alive``, which jupyter_client's kernel client asks its manager and
     only a local manager can answer (jupyter/jupyter_client#1047), with the gateway's
-    ``is_alive`` (a REST call), so nbclient notices a remote kernel that died."""
-    from jupyter_server.gateway.managers import GatewayKernelManager
+    ``is_alive`` (a REST call), so nbclient notices a remote kernel that died. Its clients
+    read the websocket through ``_AckingWebSocket``."""
+    from jupyter_server.gateway.managers import GatewayKernelClient, GatewayKernelManager
+    from traitlets import Type
+
+    class _GatewayKernelClient(GatewayKernelClient):
+        def _route_responses(self) -> None:  # the reading thread's body
+            self.channel_socket = _AckingWebSocket(self.channel_socket)
+            super()._route_responses()
 
     class _GatewayKernelManager(GatewayKernelManager):
+        client_factory = Type(_GatewayKernelClient, klass=GatewayKernelClient)
+
         async def _async_is_alive(self) -> bool:
             return bool(await self.is_alive())
 
