@@ -6,11 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from notebook_bcc.errors import InputError
 from notebook_bcc.inputs.problem import read_problem
-from notebook_bcc.inputs.tables import table_format
 
 __all__ = ["Inputs", "check_inputs"]
 
@@ -54,6 +51,8 @@ def _check_table(path: Path) -> None:
 
 def _excel_sheets(path: Path) -> list[str] | None:
     """The sheet names of a workbook, or None when it does not open (the run says why)."""
+    import pandas as pd  # only for workbooks: a run imports it while its kernel boots
+
     try:
         with pd.ExcelFile(path) as workbook:
             return [str(name) for name in workbook.sheet_names]
@@ -64,7 +63,11 @@ def _excel_sheets(path: Path) -> list[str] | None:
 def _check_sheet(path: Path, sheet: str | None) -> None:
     """An Excel input must have the sheet the problem names (front matter ``sheet:``). Other
     formats are not read here: their errors reach the run, which reports them."""
-    if sheet is None or table_format(path)[0] != "Excel":
+    if sheet is None:
+        return
+    from notebook_bcc.inputs.tables import table_format  # imports pandas
+
+    if table_format(path)[0] != "Excel":
         return
     sheets = _excel_sheets(path)
     if sheets is not None and sheet not in sheets:

@@ -108,31 +108,59 @@ class KernelSession:
         self.spill_dir = Path(spill_dir) if spill_dir is not None else None
         self._log_file: Any = None
         self._client: StreamingClient | None = None
+        self._ready = False  # the client is connected (a ``launch``-ed kernel may still boot)
         self._live: tuple[int, int] | None = None  # this kernel's entry in processes._LIVE
         self._last_reply: dict[str, Any] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
+    def launch(self) -> None:
+        """Spawn a local kernel's process and return without waiting for it, so that it boots
+        while the caller works; ``start`` (or the first cell) waits for it. A no-op for a
+        gateway kernel or one already launched; a failure here is left to ``start`` to retry
+        and report."""
+        if self._client is not None or self.gateway is not None or not self.cwd.is_dir():
+            return
+        try:
+            run_sync(self._a_spawn)(self._transports()[0], self._kernel_env())
+        except Exception:
+            run_sync(self._a_teardown)(True)
+            return
+        atexit.unregister(self.shutdown)
+        atexit.register(self.shutdown)
+
     def start(self) -> None:
         """Start the kernel (no-op when running). Tries ipc, then tcp. Raises KernelError."""
-        if self._client is not None:
+        if self._client is not None and self._ready:
             return
         if not self.cwd.is_dir():
             raise KernelError(f"kernel working directory does not exist: {self.cwd}")
         if self.gateway is not None:
             self._start_remote()
+        elif self._client is not None:  # launched: wait for it, else start afresh
+            try:
+                run_sync(self._client.async_start_new_kernel_client)()
+            except Exception:
+                run_sync(self._a_teardown)(True)
+                self._start_local()
         else:
             self._start_local()
+        self._ready = True
         with contextlib.suppress(TimeoutError, KernelError):  # a nicety: figures still display
             self._call_helper("figures_ns", None, 30)
 
-    def _start_local(self) -> None:
-        env = processes.scrub_env(self._env if self._env is not None else os.environ)
-        transports = ("ipc", "tcp") if zmq.has("ipc") else ("tcp",)
+    def _transports(self) -> tuple[str, ...]:
         if self.sandboxed:  # no network inside: ipc sockets in a directory bound into it
-            transports = ("ipc",)
+            return ("ipc",)
+        return ("ipc", "tcp") if zmq.has("ipc") else ("tcp",)
+
+    def _kernel_env(self) -> dict[str, str]:
+        return processes.scrub_env(self._env if self._env is not None else os.environ)
+
+    def _start_local(self) -> None:
+        env = self._kernel_env()
         error: BaseException | None = None
-        for transport in transports:
+        for transport in self._transports():
             try:
                 run_sync(self._a_launch)(transport, env)
                 break
@@ -157,6 +185,7 @@ class KernelSession:
             ) from exc
         atexit.unregister(self.shutdown)
         atexit.register(self.shutdown)
+        self._ready = True  # connected; the preparation is its first request
         self._prepare_remote()
 
     def _prepare_remote(self) -> None:
@@ -202,6 +231,12 @@ class KernelSession:
         )
 
     async def _a_launch(self, transport: str, env: dict[str, str]) -> None:
+        await self._a_spawn(transport, env)
+        assert self._client is not None
+        await self._client.async_start_new_kernel_client()
+
+    async def _a_spawn(self, transport: str, env: dict[str, str]) -> None:
+        """Start the kernel process (not waiting for it to answer)."""
         where: dict[str, Any] = {"kernel_name": self.kernel_name}
         if transport == "ipc":  # absolute socket paths; a relative default breaks with cwd
             base = Path(jupyter_runtime_dir()) / f"bcc-{uuid.uuid4().hex[:12]}"
@@ -234,7 +269,6 @@ class KernelSession:
                 pgid = pgid or os.getpgid(pid)
             self._live = (pid, pgid or 0)
             processes.track(self._live)
-        await client.async_start_new_kernel_client()
 
     def _on_cell_executed(self, cell: Any, cell_index: int, execute_reply: dict) -> None:
         self._last_reply = execute_reply
@@ -250,6 +284,7 @@ class KernelSession:
 
     async def _a_teardown(self, now: bool) -> None:
         client, self._client = self._client, None
+        self._ready = False
         live, self._live = self._live, None
         if client is not None:
             await processes.stop(client, now)
@@ -295,7 +330,7 @@ class KernelSession:
         self.shutdown()
 
     def _running(self) -> StreamingClient:
-        if self._client is None:
+        if self._client is None or not self._ready:
             self.start()
         assert self._client is not None
         return self._client

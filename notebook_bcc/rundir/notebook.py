@@ -70,6 +70,7 @@ class NotebookDocument:
     def __init__(self, nb: nbformat.NotebookNode, writer: Callable[[str], None]) -> None:
         self.nb = nb
         self._writer = writer
+        self._saved = ""  # the text the last save wrote
 
     @classmethod
     def create(
@@ -184,8 +185,17 @@ class NotebookDocument:
         ]
 
     def to_text(self) -> str:
-        nbformat.validate(self.nb)
-        return nbformat.writes(self.nb)
+        """The notebook as nbformat writes it; raises ``ValidationError`` if it is invalid
+        (validated once: nbformat's own check only logs)."""
+        caught: dict[str, Any] = {}
+        text = nbformat.writes(self.nb, capture_validation_error=caught)
+        if "ValidationError" in caught:
+            raise caught["ValidationError"]
+        return text
 
     def save(self) -> None:
-        self._writer(self.to_text())
+        """Write the notebook, unless it is what the last save wrote."""
+        text = self.to_text()
+        if text != self._saved:
+            self._writer(text)
+            self._saved = text

@@ -1,7 +1,8 @@
 """KernelHost: the run's kernel, started on first use, and what the run learns from it.
 
-It starts the kernel lazily (a model failing at once costs no kernel), runs the parameters
-cell of a new run or replays the notebook of a resumed one, records the kernel's pid for a
+``launch`` spawns the kernel's process at the start of a run, so that it boots while the
+first planners work; ``ensure`` waits for it on first use (a model failing at once costs a
+kernel killed at once, not one waited for). It runs the parameters cell of a new run or replays the notebook of a resumed one, records the kernel's pid for a
 later resume to reap, inspects the namespace into the ledger after cells, rebuilds the state
 after a restart (within ``--max-kernel-restarts``) and fetches the results at the end.
 """
@@ -35,24 +36,21 @@ class KernelHost:
     def __init__(self, ctx: RunContext, *, resumed: bool = False) -> None:
         self.ctx = ctx
         self.resumed = resumed  # a resumed run rebuilds its kernel state by replay
-        self.kernel: KernelSession | None = None
+        self.kernel: KernelSession | None = None  # started: ready for cells
+        self._launched: KernelSession | None = None  # spawned, still booting
+
+    def launch(self) -> None:
+        """Spawn the kernel's process now without waiting for it (``ensure`` waits)."""
+        if self.kernel is None and self._launched is None:
+            self._launched = self._session()
+            self._launched.launch()
 
     def ensure(self) -> KernelSession:
         """The run's kernel, started on first use."""
         if self.kernel is not None:
             return self.kernel
-        ctx, config = self.ctx, self.ctx.config
-        self.kernel = KernelSession(
-            ctx.store.root,
-            cell_timeout=config.cell_timeout,
-            startup_timeout=config.kernel_startup_timeout,
-            output_cap_chars=config.output_cap_chars,
-            excerpt_chars=config.excerpt_chars,
-            log_path=ctx.store.root / "kernel.log",
-            spill_dir=ctx.store.root / "outputs",
-            sandboxed=config.sandbox,
-            gateway=gateway_of(config),
-        )
+        ctx = self.ctx
+        self.kernel, self._launched = self._launched or self._session(), None
         self.kernel.start()
         self.record()
         if self.resumed:
@@ -66,6 +64,20 @@ class KernelHost:
             self.observe("parameters")
             ctx.doc.save()
         return self.kernel
+
+    def _session(self) -> KernelSession:
+        ctx, config = self.ctx, self.ctx.config
+        return KernelSession(
+            ctx.store.root,
+            cell_timeout=config.cell_timeout,
+            startup_timeout=config.kernel_startup_timeout,
+            output_cap_chars=config.output_cap_chars,
+            excerpt_chars=config.excerpt_chars,
+            log_path=ctx.store.root / "kernel.log",
+            spill_dir=ctx.store.root / "outputs",
+            sandboxed=config.sandbox,
+            gateway=gateway_of(config),
+        )
 
     def record(self) -> None:
         """Note the kernel's pid and process group, so a later resume can reap an orphan."""
@@ -161,5 +173,9 @@ class KernelHost:
             return {}
 
     def shutdown(self, *, now: bool) -> None:
+        """Stop the kernel; one that was launched and never used is killed."""
         if self.kernel is not None:
             self.kernel.shutdown(now=now)
+        if self._launched is not None:
+            self._launched.shutdown(now=True)
+            self._launched = None

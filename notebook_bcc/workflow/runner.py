@@ -21,7 +21,6 @@ from notebook_bcc.contract.prompts import render
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import BccError, BudgetExhausted, Interrupted, StorageError
 from notebook_bcc.fsm import Event, State
-from notebook_bcc.inputs.preview import preview_files
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.kernel.shadow import ShadowRun
 from notebook_bcc.kernel.verification import cells_to_verify
@@ -82,7 +81,8 @@ class Runner:
         self._artifacts: dict[str, Any] = {}
         spec = read_problem(problem_text)
         self._questions = spec.questions
-        self._preview = preview_files(store.root, self.files, sheet=spec.sheet)
+        self._sheet = spec.sheet
+        self._preview = ""  # the data files' preview, made in run() while the kernel boots
         #: verifies as it goes: a fresh kernel runs each cell once it is committed
         self.shadow = ShadowRun(lambda: verification_session(self.ctx)) if config.verify else None
 
@@ -104,6 +104,11 @@ class Runner:
         try:
             if self.host.resumed:  # the kernel state is rebuilt before anything else happens
                 self.host.ensure()
+            else:
+                self.host.launch()
+            from notebook_bcc.inputs.preview import preview_files  # pandas: while it boots
+
+            self._preview = preview_files(self.store.root, self.files, sheet=self._sheet)
             while State(self.state.fsm_state) not in fsm.TERMINALS:
                 row = fsm.event_from(State(self.state.fsm_state))
                 if row.agent is None:
@@ -125,6 +130,8 @@ class Runner:
                     self._artifacts = self.host.results()
                 # an aborted run's kernel may be busy; resume rebuilds its state by replay
                 self.host.shutdown(now=not completed)
+            else:
+                self.host.shutdown(now=True)  # launched and never used
         try:
             if self.shadow is not None and self.state.fsm_state != "WORKFLOW_COMPLETED":
                 self.shadow.close()
