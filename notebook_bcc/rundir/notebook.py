@@ -6,7 +6,9 @@ them. Saving is delegated to a writer callable (the run store's atomic write).
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +66,78 @@ INPUTS_SOURCE = (
 )
 
 
+#: the tag of code cells that only define (imports, functions, classes, constants): set-up
+#: collapsed in Jupyter; ``nbconvert --TagRemovePreprocessor.remove_input_tags bcc-helpers``
+#: hides them in exports
+HELPER_TAG = "bcc-helpers"
+
+_CONTRACT = re.compile(r"\s*\b(Artifacts|Acceptance)\s*:\s*", re.IGNORECASE)
+
+
+def reader_goal(goal: str) -> tuple[str, dict[str, str]]:
+    """A goal as a reader wants it: the prose before any "Artifacts:" or "Acceptance:"
+    clause, and those clauses by name (for ``metadata.bcc.contract``)."""
+    parts = _CONTRACT.split(goal.strip())
+    prose = parts[0].strip().rstrip(";").strip()
+    contract: dict[str, str] = {}
+    for name, text in zip(parts[1::2], parts[2::2], strict=True):
+        contract[name.lower()] = text.strip().rstrip(";.").strip()
+    return prose, contract
+
+
+def reader_question(body: str, limit: int = 1200) -> str:
+    """The problem's text for the top of the notebook: without a leading ``#`` heading
+    (the title is above it), whole paragraphs up to ``limit`` characters."""
+    lines = body.strip().splitlines()
+    if lines and lines[0].startswith("#"):
+        heading = lines.pop(0).lstrip("#").strip()
+        lines = [f"**{heading}**", "", *lines] if heading else lines
+    paragraphs = [p.strip() for p in "\n".join(lines).split("\n\n") if p.strip()]
+    kept: list[str] = []
+    for paragraph in paragraphs:
+        if kept and sum(len(p) for p in kept) + len(paragraph) > limit:
+            break
+        kept.append(paragraph)
+    return "\n\n".join(kept)
+
+
+def _title_source(title: str, question: str) -> str:
+    return f"# {title}" + (f"\n\n{question}" if question else "")
+
+
+def is_helper_source(source: str) -> bool:
+    """True for code that only defines: imports, ``def``/``class`` (at least one) and
+    assignments of constants; it shows nothing and a reader can skip it."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    defines = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    if not any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for node in body
+    ):
+        return False
+    for node in body:
+        if isinstance(node, defines):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(node, ast.Assign | ast.AnnAssign) and _is_constant(node.value):
+            continue
+        return False
+    return True
+
+
+def _is_constant(node: ast.expr | None) -> bool:
+    if node is None:
+        return True
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 class NotebookDocument:
     """An nbformat notebook plus the operations the runner needs; ``save`` after each change."""
 
@@ -80,13 +154,21 @@ class NotebookDocument:
         files: Sequence[str],
         seed: int,
         writer: Callable[[str], None],
+        question: str = "",
     ) -> NotebookDocument:
+        """A new notebook: the title with the problem's question under it (the first screen
+        says what the analysis is about), then the parameters and inputs cells."""
         nb = new_notebook()
         nb.nbformat, nb.nbformat_minor = 4, 5
         nb.metadata["kernelspec"] = dict(KERNELSPEC)
         nb.metadata["language_info"] = {"name": "python"}
+        question = reader_question(question)
         nb.metadata["bcc"] = {"title": title, "variables": [], "verification": None}
-        nb.cells.append(new_markdown_cell(f"# {title}", metadata={"bcc": {"role": "title"}}))
+        if question:
+            nb.metadata["bcc"]["question"] = question
+        nb.cells.append(
+            new_markdown_cell(_title_source(title, question), metadata={"bcc": {"role": "title"}})
+        )
         params = new_code_cell(
             parameters_source(problem_title, files, seed),
             metadata={"tags": ["parameters"], "bcc": {"role": "parameters"}},
@@ -102,7 +184,7 @@ class NotebookDocument:
     # -- edits ----------------------------------------------------------------------------
     def set_title(self, title: str) -> None:
         self.nb.metadata["bcc"]["title"] = title
-        self.nb.cells[0].source = f"# {title}"
+        self.nb.cells[0].source = _title_source(title, self.nb.metadata["bcc"].get("question", ""))
 
     def add_markdown(self, text: str, tag: CellTag | None = None, role: str = "text") -> int:
         meta = {"bcc": {**(tag.to_json() if tag else {}), "role": role}}
@@ -110,11 +192,19 @@ class NotebookDocument:
         return len(self.nb.cells) - 1
 
     def add_stage_heading(self, title: str, goal: str, tag: CellTag) -> int:
-        """Entering a stage: its title as a heading, then its goal in italics."""
-        return self.add_markdown(f"## {title}\n\n*{goal}*", tag, role="stage")
+        """Entering a stage: its title as a heading, then its goal in plain words (the
+        artifacts and acceptance clauses go to ``metadata.bcc.contract``, not the prose)."""
+        return self._heading("##", title, goal, tag, "stage")
 
-    def add_step_heading(self, title: str, tag: CellTag) -> int:
-        return self.add_markdown(f"### {title}", tag, role="step")
+    def add_step_heading(self, title: str, tag: CellTag, goal: str = "") -> int:
+        return self._heading("###", title, goal, tag, "step")
+
+    def _heading(self, level: str, title: str, goal: str, tag: CellTag, role: str) -> int:
+        prose, contract = reader_goal(goal)
+        index = self.add_markdown(f"{level} {title}" + (f"\n\n{prose}" if prose else ""), tag, role)
+        if contract:
+            self.nb.cells[index].metadata["bcc"]["contract"] = contract
+        return index
 
     def add_failure_note(self, step_title: str, reason: str, feedback: str, tag: CellTag) -> int:
         """A step given up at its cap (G3): why, and the reviewer's last words."""
@@ -137,6 +227,9 @@ class NotebookDocument:
         if failed:
             meta["bcc"]["failed"] = True
             meta["tags"] = ["raises-exception"]
+        if is_helper_source(source):  # set-up a reader need not read: tagged and collapsed
+            meta["tags"] = [*meta.get("tags", []), HELPER_TAG]
+            meta["jupyter"] = {"source_hidden": True}
         cell = new_code_cell(source, metadata=meta, execution_count=execution_count)
         cell.outputs = [nbformat.from_dict(o) for o in outputs]
         self.nb.cells.append(cell)

@@ -116,7 +116,7 @@ class Handlers:
         s.step_index = index
         self.forget_behavior()
         s.step.status = "running"
-        doc.add_step_heading(s.step.title, self.tag())
+        doc.add_step_heading(s.step.title, self.tag(), s.step.goal)
         doc.save()
 
     def start_step(self, order: Sequence[int], log: TransitionLog) -> bool:

@@ -41,7 +41,8 @@ def create_run(
     on_event: EventHook | None = None,
 ) -> Runner:
     inputs = check_inputs(problem, data)
-    title = read_problem(inputs.problem_text).title
+    spec = read_problem(inputs.problem_text)
+    title = spec.title
     slug = slugify(title or inputs.problem.stem)
     root = RunStore.choose_dir(out, runs_dir, slug)
     agent = make_agent(
@@ -52,7 +53,9 @@ def create_run(
     state = WorkflowState(run_id=root.name, problem_title=title)
     state.ledger.observe(parameter_variables(title, files, config.seed), "parameters")
     state.kernel_code = {"modules": PARAMETER_MODULES, "callables": []}
-    doc = NotebookDocument.create(title, title, files, config.seed, store_writer(store))
+    doc = NotebookDocument.create(
+        title, title, files, config.seed, store_writer(store), question=spec.text
+    )
     store.write_json("config.json", {**config.to_json(), "files": files})
     doc.save()
     store.write_json("state.json", state.to_json())

@@ -72,7 +72,4 @@ def test_a_file_whose_reader_fails_skips_what_depends_on_it(tmp_path: Path) -> N
     behaviors = {e["location"].split("/")[1] for e in located if e["location"].count("/") >= 2}
     assert behaviors == {"data_loading"}
     notebook = (run / "notebook.ipynb").read_text()
-    assert (
-        "**Skipped.** Data Integrity Assessment: cannot start: the required raw_dataset was never"
-        in notebook
-    )
+    assert "**Skipped.** Data quality: cannot start: the required raw_dataset was never" in notebook

@@ -178,10 +178,10 @@ def test_recipe_cells_explain_before_code(task: str, variant: int) -> None:
     for key in behavior_sequence(task):
         cells = RECIPES[key](ctx)
         assert cells and all(isinstance(c, Cell) for c in cells)
-        for i, cell in enumerate(cells):
+        assert cells[0].kind == "text", key  # the markdown says what the cells after it do
+        for cell in cells:
             assert cell.kind in ("text", "code")
             if cell.kind == "code":
-                assert i > 0 and cells[i - 1].kind == "text", key
                 ast.parse(cell.content)  # valid Python
                 assert "__TARGET__" not in cell.content and "__SEED__" not in cell.content
                 assert "__SHEET__" not in cell.content

@@ -95,3 +95,33 @@ def test_nbconvert_html_embeds_the_plots(penguins_run: Path, tmp_path: Path):
     assert images >= 3
     first = html.split("data:image/png;base64,", 1)[1].split('"', 1)[0]
     assert base64.b64decode(first)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_notebook_reads_like_an_analyst_wrote_it(penguins_run: Path):
+    from benchmarks.notebook_readability import measure
+
+    r = measure("penguins", penguins_run / "notebook.ipynb")
+    assert r.median <= 25, r
+    assert r.to_data is not None and r.to_data <= 30, r
+    assert r.contract == 0, r
+    assert r.helpers >= 1 and r.helpers_collapsed == r.helpers, r
+    nb = nbformat.read(penguins_run / "notebook.ipynb", as_version=4)
+    title = nb.cells[0].source
+    assert title.startswith("# ") and "Which species is this penguin?" in title
+
+
+def test_nbconvert_hides_the_helper_cells_when_asked(penguins_run: Path, tmp_path: Path):
+    def export(*flags: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", *flags,
+             str(penguins_run / "notebook.ipynb"), "--output-dir", str(tmp_path)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return (tmp_path / "notebook.html").read_text(encoding="utf-8")
+
+    definition = 'class="nf">_bcc_clean_headers<'  # the highlighted name after "def"
+    assert definition in export()
+    hidden = export("--TagRemovePreprocessor.remove_input_tags", "bcc-helpers")
+    assert definition not in hidden
+    assert "raw_dataset" in hidden and hidden.count("data:image/png;base64,") >= 3

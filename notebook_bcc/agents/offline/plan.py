@@ -53,7 +53,7 @@ def _loading(files: int) -> StepPlay:
         )
     return StepPlay(
         "data_loading",
-        "Data Loading",
+        "Reading the data",
         goal + " Acceptance: it has rows and columns.",
         "load_data",
         artifacts,
@@ -71,7 +71,7 @@ def playbook(
     loading = _loading(files)
     integrity = StepPlay(
         "integrity_checks",
-        "Integrity Checks",
+        "Checking the data",
         "Audit types, missing values, duplicates, constant and ID-like columns, numbers stored "
         "as text and dates. Acceptance: integrity_report is a dict.",
         "integrity_checks",
@@ -81,7 +81,7 @@ def playbook(
     )
     cleaning = StepPlay(
         "data_cleaning",
-        "Data Cleaning",
+        "Cleaning the data",
         "Fix what the audit found, without touching the target's values. "
         "Acceptance: clean_dataset has rows.",
         "clean_data",
@@ -91,7 +91,7 @@ def playbook(
     )
     univariate = StepPlay(
         "univariate_analysis",
-        "Univariate Analysis",
+        "Each variable on its own",
         "Describe each variable: summary statistics, histograms, frequent categories.",
         "univariate_eda",
         (("numeric_summary", "describe() of numeric columns"),),
@@ -100,7 +100,7 @@ def playbook(
     )
     relations = StepPlay(
         "relationship_analysis",
-        "Relationships",
+        "How the variables relate",
         "Correlations between variables"
         + (" and each feature's association with the target." if supervised else "."),
         "relationship_eda",
@@ -111,7 +111,7 @@ def playbook(
     stages = [
         StagePlay(
             "data_existence_establishment",
-            "Data Existence Establishment",
+            "The data",
             "Establish that the data exists and can be read. Artifacts: raw_dataset.",
             (loading,),
             (("raw_dataset", "DataFrame loaded from assets"),),
@@ -119,7 +119,7 @@ def playbook(
         ),
         StagePlay(
             "data_integrity_assessment",
-            "Data Integrity Assessment",
+            "Data quality",
             "Audit and clean the data. Artifacts: clean_dataset; Acceptance: no unexplained "
             "missing target values, types fixed.",
             (integrity, cleaning),
@@ -128,7 +128,7 @@ def playbook(
         ),
         StagePlay(
             "exploratory_data_analysis",
-            "Exploratory Data Analysis",
+            "Exploring the data",
             "Understand distributions and relationships, with plots saved to outputs/.",
             (univariate, relations),
             (("numeric_summary", "summary statistics"), ("correlation_matrix", "correlations")),
@@ -138,7 +138,7 @@ def playbook(
     if supervised:
         selection = StepPlay(
             "model_selection",
-            "Model Selection",
+            "Comparing models",
             "Compare a baseline, a linear model and gradient boosting with seeded 5-fold "
             "cross-validation on a training split, with leakage guards.",
             "model_selection",
@@ -153,7 +153,7 @@ def playbook(
         )
         holdout = StepPlay(
             "holdout_evaluation",
-            "Hold-out Evaluation",
+            "Testing the best model on held-out data",
             "Fit the best model on the training split and score it on the hold-out test set.",
             "holdout_evaluation",
             (
@@ -166,7 +166,7 @@ def playbook(
         )
         stability = StepPlay(
             "stability_check",
-            "Stability Check",
+            "How much the score varies",
             "PCS stability: spread of the test score over bootstrap resamples and of the CV "
             "score over seeds.",
             "stability_check",
@@ -178,7 +178,7 @@ def playbook(
         stages.append(
             StagePlay(
                 "predictive_modelling",
-                "Predictive Modelling",
+                f"Predicting {target}" if target else "Predicting the target",
                 "Fit and compare models; report cross-validated and hold-out scores. "
                 "Artifacts: final_metrics.",
                 (selection, holdout),
@@ -189,7 +189,7 @@ def playbook(
         stages.append(
             StagePlay(
                 "stability_assessment",
-                "Stability Assessment",
+                "Stability",
                 "Check that the result holds under perturbations of data and seeds.",
                 (stability,),
                 (("stability_report", "stability figures"),),
@@ -199,7 +199,7 @@ def playbook(
     answers = (("final_answers", "each question of the problem, answered or not"),)
     summary = StepPlay(
         "final_summary",
-        "Summary",
+        "What was found",
         "Write the closing summary with the real numbers"
         + ("; list the problem's questions in final_answers." if asks else "."),
         "final_summary",
@@ -211,7 +211,7 @@ def playbook(
     stages.append(
         StagePlay(
             "communication",
-            "Communication",
+            "Summary",
             "Summarise what was done and found, quoting the numbers.",
             (summary,),
             (("analysis_summary", "closing summary"), *(answers if asks else ())),

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from notebook_bcc.agents.offline import recipes_data, recipes_eda, recipes_model
+from notebook_bcc.agents.offline.cells import reader_cells, result_cell
 from notebook_bcc.agents.offline.context import Cell, RecipeContext
 from notebook_bcc.agents.offline.recipes_data import HELPERS, RESULT_HELPERS
 from notebook_bcc.agents.offline.templates.loader import template
@@ -38,8 +39,38 @@ def fill(template: str, ctx: RecipeContext) -> str:
     )
 
 
-def pair(text: str, code: str, ctx: RecipeContext) -> tuple[Cell, Cell]:
-    return Cell("text", text.strip()), Cell("code", fill(code, ctx))
+def pair(text: str, code: str, ctx: RecipeContext) -> tuple[Cell, ...]:
+    """The markdown, then the code in cells a reader can follow (``cells.reader_cells``): the
+    helper functions in one collapsed cell, the step's own code in short cells, and the
+    ``Result:`` line from a function defined with the helpers."""
+    for name, result in RESULTS.items():
+        if code.rstrip().endswith(result.strip()):
+            definition, call = result_cell(name, result)
+            # the call ends the step's last cell (no blank line: not a paragraph of its own)
+            code = (
+                code.rstrip()[: -len(result.strip())].rstrip() + "\n" + call + "\n\n" + definition
+            )
+            break
+    return Cell("text", text.strip()), *(
+        Cell("code", source) for source in reader_cells(fill(code, ctx))
+    )
+
+
+#: the templates of the one-line ``Result:`` that ends each step, by step
+RESULTS = {
+    name.removesuffix("_result.py").rsplit("_", 1)[-1]: template(name)
+    for name in (
+        "setup_load_result.py",
+        "data_integrity_result.py",
+        "data_clean_result.py",
+        "eda_univariate_result.py",
+        "eda_relationship_result.py",
+        "eda_summary_result.py",
+        "model_compare_result.py",
+        "model_holdout_result.py",
+        "model_stability_result.py",
+    )
+}
 
 
 def _wrap(
