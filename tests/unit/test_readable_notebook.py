@@ -136,3 +136,16 @@ class _Plt:
 
     def show(self) -> None:
         return None
+
+
+def test_result_preamble_moves_only_the_trailing_result_plumbing() -> None:
+    from notebook_bcc.agents.offline.cells import result_preamble
+
+    script = (
+        "model = fit()\n_bcc_extra = []\nif _gap:\n    _bcc_extra.append('gap')\n"
+        "_bcc_labels = {c: m for c, m in methods.items()}\n"
+    )
+    head, preamble = result_preamble(script)
+    assert head == "model = fit()\n"
+    assert preamble.startswith("_bcc_extra = []") and preamble.endswith("methods.items()}\n")
+    assert result_preamble("x = 1\nscore = _bcc_score()\n") == ("x = 1\nscore = _bcc_score()\n", "")

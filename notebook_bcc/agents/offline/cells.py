@@ -20,7 +20,7 @@ import ast
 import re
 import textwrap
 
-__all__ = ["MAX_LINES", "reader_cells", "result_cell"]
+__all__ = ["MAX_LINES", "reader_cells", "result_cell", "result_preamble", "split_script"]
 
 MAX_LINES = 18  # a driver cell is cut before it grows past this many lines
 MIN_LINES = 3  # ... and at a paragraph once it has this many
@@ -70,10 +70,17 @@ def _shows_nothing(value: ast.expr) -> bool:
 def reader_cells(source: str) -> list[str]:
     """The cells for one recipe script: a helper cell (if it defines anything), then short
     cells of the rest, in order."""
+    helpers, rest = split_script(source)
+    return ([helpers] if helpers else []) + rest
+
+
+def split_script(source: str) -> tuple[str, list[str]]:
+    """(the script's helper code, "" if it defines no function or class; the rest in short
+    cells)."""
     try:
         units = _units(source)
     except SyntaxError:
-        return [source]
+        return "", [source]
     has_defs = any(isinstance(n, ast.FunctionDef | ast.ClassDef) for _, n, _ in units)
     helpers = [t for t, n, _ in units if has_defs and isinstance(n, _DEFINES)]
     rest = [(t, n, p) for t, n, p in units if not (has_defs and isinstance(n, _DEFINES))]
@@ -91,19 +98,59 @@ def reader_cells(source: str) -> list[str]:
             drawing = True
         elif _CLOSES.search(text):
             drawing = False
-    cells = ["\n\n".join(helpers)] if helpers else []
+    cells = []
     for i, chunk in enumerate(chunks):
         texts = [t for t, _ in chunk]
         if i < len(chunks) - 1:
             texts[-1] = _quiet(texts[-1], chunk[-1][1])
         cells.append("\n".join(texts))
-    return [textwrap.dedent(c).strip() + "\n" for c in cells if c.strip()]
+    helper = textwrap.dedent("\n\n".join(helpers)).strip()
+    return (helper + "\n" if helper else ""), [
+        textwrap.dedent(c).strip() + "\n" for c in cells if c.strip()
+    ]
 
 
-def result_cell(name: str, source: str) -> tuple[str, str]:
+def result_cell(name: str, source: str, preamble: str = "") -> tuple[str, str]:
     """A result template as (helper cell defining ``_bcc_<name>_result()``, the call): its
-    working names stay local to the function."""
+    working names stay local to the function. ``preamble`` (see ``result_preamble``) runs
+    first, inside it."""
     function = f"_bcc_{name}_result"
-    body = textwrap.indent(source.strip(), "    ")
+    code = (preamble.strip() + "\n" if preamble.strip() else "") + source.strip()
+    body = textwrap.indent(code, "    ")
     doc = '    """Print the one-line Result: of this step (from the live variables)."""\n'
     return f"def {function}():\n{doc}{body}\n", f"{function}()\n"
+
+
+def result_preamble(source: str) -> tuple[str, str]:
+    """Split off the end of a script that only prepares its ``Result:`` line: the trailing
+    top-level statements that use a ``_bcc_`` name and bind only ``_``-private names.
+    Returns (the script without them, them)."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return source, ""
+    lines = source.splitlines()
+    cut = len(body)
+    while cut > 0 and _prepares_result(body[cut - 1]):
+        cut -= 1
+    if cut == len(body) or cut == 0:
+        return source, ""
+    start = body[cut].lineno - 1
+    return "\n".join(lines[:start]).rstrip() + "\n", "\n".join(lines[start:]).strip() + "\n"
+
+
+def _prepares_result(node: ast.stmt) -> bool:
+    if isinstance(node, _DEFINES):
+        return False
+    names = [n for n in ast.walk(node) if isinstance(n, ast.Name)]
+    in_comprehensions = {
+        id(n)
+        for c in ast.walk(node)
+        if isinstance(c, ast.comprehension)
+        for n in ast.walk(c.target)
+    }  # a comprehension's own variables bind nothing outside it
+    stored = [
+        n.id for n in names if isinstance(n.ctx, ast.Store) and id(n) not in in_comprehensions
+    ]
+    uses_bcc = any(n.id.startswith("_bcc_") for n in names)
+    return uses_bcc and all(name.startswith("_") for name in stored)

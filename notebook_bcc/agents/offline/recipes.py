@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from notebook_bcc.agents.offline import recipes_data, recipes_eda, recipes_model
-from notebook_bcc.agents.offline.cells import reader_cells, result_cell
+from notebook_bcc.agents.offline.cells import result_cell, result_preamble, split_script
 from notebook_bcc.agents.offline.context import Cell, RecipeContext
 from notebook_bcc.agents.offline.recipes_data import HELPERS, RESULT_HELPERS
 from notebook_bcc.agents.offline.templates.loader import template
@@ -39,21 +39,33 @@ def fill(template: str, ctx: RecipeContext) -> str:
     )
 
 
-def pair(text: str, code: str, ctx: RecipeContext) -> tuple[Cell, ...]:
-    """The markdown, then the code in cells a reader can follow (``cells.reader_cells``): the
-    helper functions in one collapsed cell, the step's own code in short cells, and the
-    ``Result:`` line from a function defined with the helpers."""
+def recipe_cells(pairs: Sequence[tuple[str, str]], ctx: RecipeContext) -> tuple[Cell, ...]:
+    """A step's cells from its (markdown, code template) pairs, in cells a reader can follow
+    (``cells.split_script``): the first markdown; every helper function of the step in one
+    cell (collapsed in the notebook); then each markdown with its own code in short cells,
+    the last ending with the call that prints the step's ``Result:`` line."""
+    parts = [
+        (text.strip(), *split_script(fill(_result_as_function(code), ctx))) for text, code in pairs
+    ]
+    helpers = "\n\n".join(helper.strip() for _, helper, _ in parts if helper)
+    cells: list[Cell] = []
+    for i, (text, _, drivers) in enumerate(parts):
+        cells.append(Cell("text", text))
+        if i == 0 and helpers:
+            cells.append(Cell("code", helpers + "\n"))
+        cells += [Cell("code", source) for source in drivers]
+    return tuple(cells)
+
+
+def _result_as_function(code: str) -> str:
+    """``code`` with its result template (if it ends with one) made a function and a call."""
     for name, result in RESULTS.items():
         if code.rstrip().endswith(result.strip()):
-            definition, call = result_cell(name, result)
+            head, preamble = result_preamble(code.rstrip()[: -len(result.strip())])
+            definition, call = result_cell(name, result, preamble)
             # the call ends the step's last cell (no blank line: not a paragraph of its own)
-            code = (
-                code.rstrip()[: -len(result.strip())].rstrip() + "\n" + call + "\n\n" + definition
-            )
-            break
-    return Cell("text", text.strip()), *(
-        Cell("code", source) for source in reader_cells(fill(code, ctx))
-    )
+            return head.rstrip() + "\n" + call + "\n\n" + definition
+    return code
 
 
 #: the templates of the one-line ``Result:`` that ends each step, by step
@@ -79,10 +91,7 @@ def _wrap(
     """Turn a (markdown, code template) builder from a helper module into a recipe."""
 
     def recipe(ctx: RecipeContext) -> tuple[Cell, ...]:
-        cells: list[Cell] = []
-        for text, code in build(ctx):
-            cells.extend(pair(text, code, ctx))
-        return tuple(cells)
+        return recipe_cells(build(ctx), ctx)
 
     recipe.__name__ = build.__name__
     recipe.__doc__ = build.__doc__
@@ -140,36 +149,39 @@ def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
     if ctx.files > 1:
         return load_several(ctx)
     if ctx.variant:
-        return (
-            *pair(SETUP_TEXT, SETUP.replace("__WARNINGS__", '"ignore"'), ctx),
-            *pair(
-                "Load the data file defensively: for a text table the Python parser sniffs the "
-                "delimiter, decodes as latin-1 (which never fails), and skips malformed lines; "
-                "other formats (Excel, Parquet, Feather, JSON) are read by their own readers. "
-                "Header names are cleaned.",
-                LOAD_V1,
-                ctx,
-            ),
+        return recipe_cells(
+            [
+                (SETUP_TEXT, SETUP.replace("__WARNINGS__", '"ignore"')),
+                (
+                    "Load the data file defensively: for a text table the Python parser sniffs the "
+                    "delimiter, decodes as latin-1 (which never fails), and skips malformed lines; "
+                    "other formats (Excel, Parquet, Feather, JSON) are read by their own readers. "
+                    "Header names are cleaned.",
+                    LOAD_V1,
+                ),
+            ],
+            ctx,
         )
-    return (
-        *pair(SETUP_TEXT, SETUP.replace("__WARNINGS__", '"ignore", FutureWarning'), ctx),
-        *pair(
-            "Read the first submitted data file into `raw_dataset`. The reader picks the format "
-            "from the extension (CSV and other text tables, also compressed; Excel, Parquet, "
-            "Feather, JSON, JSON Lines); for text tables it tries UTF-8 (with BOM) then latin-1 "
-            "and chooses the delimiter (comma, tab, semicolon, pipe) that yields the most "
-            "columns; for Excel it reads the sheet the problem names, else the first sheet with "
-            "data.",
-            READ_V0,
-            ctx,
-        ),
-        *pair(
-            "Clean the header names (whitespace and line breaks, duplicates, empty `Unnamed` "
-            "columns) and look at the first rows. `data_profile` keeps a small summary of the "
-            "shape and column types.",
-            PROFILE_V0,
-            ctx,
-        ),
+    return recipe_cells(
+        [
+            (SETUP_TEXT, SETUP.replace("__WARNINGS__", '"ignore", FutureWarning')),
+            (
+                "Read the first submitted data file into `raw_dataset`. The reader picks the format "
+                "from the extension (CSV and other text tables, also compressed; Excel, Parquet, "
+                "Feather, JSON, JSON Lines); for text tables it tries UTF-8 (with BOM) then latin-1 "
+                "and chooses the delimiter (comma, tab, semicolon, pipe) that yields the most "
+                "columns; for Excel it reads the sheet the problem names, else the first sheet with "
+                "data.",
+                READ_V0,
+            ),
+            (
+                "Clean the header names (whitespace and line breaks, duplicates, empty `Unnamed` "
+                "columns) and look at the first rows. `data_profile` keeps a small summary of the "
+                "shape and column types.",
+                PROFILE_V0,
+            ),
+        ],
+        ctx,
     )
 
 
@@ -182,24 +194,25 @@ def load_several(ctx: RecipeContext) -> tuple[Cell, ...]:
         "is unique in it and at least 90% of the other table's rows find a match"
     )
     warnings = '"ignore"' if ctx.variant else '"ignore", FutureWarning'
-    return (
-        *pair(SETUP_TEXT, SETUP.replace("__WARNINGS__", warnings), ctx),
-        *pair(
-            f"Read each of the {ctx.files} submitted files with the same reader (the format "
-            "from the extension; for text tables the encoding and delimiter are sniffed) and "
-            "clean their header names. `tables` holds them by file name.",
-            READ_ALL,
-            ctx,
-        ),
-        *pair(
-            "Check every column two tables share as a join key: is it unique in one of them "
-            f"(a lookup), and what share of each table's rows find a match? {asked}; the "
-            "printout says how many rows matched. The first file is analysed when nothing "
-            "joins, and every file left aside is named with the reason. `raw_dataset` is the "
-            "table analysed from here on; `join_report` keeps the checks.",
-            JOIN,
-            ctx,
-        ),
+    return recipe_cells(
+        [
+            (SETUP_TEXT, SETUP.replace("__WARNINGS__", warnings)),
+            (
+                f"Read each of the {ctx.files} submitted files with the same reader (the format "
+                "from the extension; for text tables the encoding and delimiter are sniffed) and "
+                "clean their header names. `tables` holds them by file name.",
+                READ_ALL,
+            ),
+            (
+                "Check every column two tables share as a join key: is it unique in one of them "
+                f"(a lookup), and what share of each table's rows find a match? {asked}; the "
+                "printout says how many rows matched. The first file is analysed when nothing "
+                "joins, and every file left aside is named with the reason. `raw_dataset` is the "
+                "table analysed from here on; `join_report` keeps the checks.",
+                JOIN,
+            ),
+        ],
+        ctx,
     )
 
 

@@ -17,7 +17,7 @@ try:
         _bcc_actions.append(f"parsed {_bcc_count(len(_bcc_to_date), 'date column')}: {_bcc_names(_bcc_to_date, 3)}")
     if _bcc_dropped:
         _bcc_actions.append(f"dropped {_bcc_count(len(_bcc_dropped), 'constant or empty column')}: {_bcc_names(_bcc_dropped, 3)}")
-    _bcc_actions += _bcc_notes
+    _bcc_actions += _bcc_clean_notes()
     _bcc_text = f"clean_dataset has {clean_dataset.shape[0]} rows and {clean_dataset.shape[1]} columns"
     if _bcc_actions:
         _bcc_text += f" after {_bcc_count(len(_bcc_actions), 'cleaning action')} ({'; '.join(_bcc_actions)})"

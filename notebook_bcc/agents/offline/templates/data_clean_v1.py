@@ -39,8 +39,11 @@ clean_dataset = clean_dataset.reset_index(drop=True)
 print(clean_dataset.shape)
 print("\n".join(cleaning_log))
 
-_bcc_notes = []
-if _bcc_dups:
-    _bcc_notes.append(f"dropped {_bcc_count(_bcc_dups, 'duplicate row')}")
-if _bcc_no_target:
-    _bcc_notes.append(f"dropped {_bcc_count(_bcc_no_target, 'row')} without a target")
+def _bcc_clean_notes():
+    # what the Result: line says about the cleaning, beyond cleaning_log
+    notes = []
+    if _bcc_dups:
+        notes.append(f"dropped {_bcc_count(_bcc_dups, 'duplicate row')}")
+    if _bcc_no_target:
+        notes.append(f"dropped {_bcc_count(_bcc_no_target, 'row')} without a target")
+    return notes

@@ -1,11 +1,4 @@
 
-_df = raw_dataset
-_n = len(_df)
-_text_cols = _bcc_text_columns(_df)
-_id_hint = re.compile(r"(^|[^a-z])(id|ids|key|uuid|guid|index|idx|no|num|number|name|code)([^a-z]|$)")
-
-
-
 def _bcc_text_kind(values):
     # "number" / "date" when at least 90% of a text column's values parse as such
     if _bcc_to_number(values).notna().mean() >= 0.9:
@@ -28,21 +21,9 @@ def _bcc_is_id_like(name, values, is_text):
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(name)).lower()
     consecutive = (is_integral and unique_ratio == 1 and len(values) >= 20
                    and float(values.max() - values.min()) == len(values) - 1)
-    return bool((_id_hint.search(spaced) and unique_ratio >= 0.9)
+    hint = re.search(r"(^|[^a-z])(id|ids|key|uuid|guid|index|idx|no|num|number|name|code)([^a-z]|$)", spaced)
+    return bool((hint and unique_ratio >= 0.9)
                 or (is_text and unique_ratio == 1 and len(values) >= 20) or consecutive)
-
-
-_kinds = {_c: _bcc_text_kind(_df[_c].dropna()) for _c in _text_cols if _df[_c].notna().any()}
-numeric_text_columns = [_c for _c, _k in _kinds.items() if _k == "number"]
-date_like_columns = [_c for _c, _k in _kinds.items() if _k == "date"]
-date_like_columns += [
-    _c for _c in _df.columns if pd.api.types.is_datetime64_any_dtype(_df[_c]) and _c not in date_like_columns
-]
-id_like_columns = [
-    _c for _c in _df.columns
-    if _c != TARGET and _c not in date_like_columns and _c not in numeric_text_columns
-    and _df[_c].notna().sum() >= 2 and _bcc_is_id_like(_c, _df[_c].dropna(), _c in _text_cols)
-]
 
 
 def _bcc_numbered_within_groups(values, frame, text_cols):
@@ -66,46 +47,60 @@ def _bcc_numbered_within_groups(values, frame, text_cols):
     return False
 
 
-id_like_columns += [
-    _c for _c in _df.columns
-    if _c != TARGET and _c not in id_like_columns and _c not in _text_cols
-    and _bcc_numbered_within_groups(_df[_c], _df, _text_cols)
-]
+def _bcc_audit(frame, target):
+    # the integrity findings (a dict) and a table with one row per column
+    text_cols = _bcc_text_columns(frame)
+    kinds = {c: _bcc_text_kind(frame[c].dropna()) for c in text_cols if frame[c].notna().any()}
+    numeric_text = [c for c, k in kinds.items() if k == "number"]
+    dates = [c for c, k in kinds.items() if k == "date"]
+    dates += [c for c in frame.columns if pd.api.types.is_datetime64_any_dtype(frame[c]) and c not in dates]
+    ids = [
+        c for c in frame.columns
+        if c != target and c not in dates and c not in numeric_text
+        and frame[c].notna().sum() >= 2 and _bcc_is_id_like(c, frame[c].dropna(), c in text_cols)
+    ]
+    ids += [
+        c for c in frame.columns
+        if c != target and c not in ids and c not in text_cols
+        and _bcc_numbered_within_groups(frame[c], frame, text_cols)
+    ]
+    n = len(frame)
+    missing = frame.isna().sum()
+    unique = frame.nunique(dropna=False)
+    report = {
+        "n_rows": int(n),
+        "n_cols": int(frame.shape[1]),
+        "missing": {str(c): int(v) for c, v in missing.items() if v > 0},
+        "duplicate_rows": int(frame.duplicated().sum()),
+        "empty_columns": [str(c) for c in frame.columns if missing[c] == n],
+        "constant_columns": [str(c) for c in frame.columns if unique[c] <= 1],
+        "id_like_columns": [str(c) for c in ids],
+        "numeric_text_columns": [str(c) for c in numeric_text],
+        "date_like_columns": [str(c) for c in dates],
+    }
+    if target is not None:
+        if target not in frame.columns:
+            raise KeyError(f"Target column {target!r} not found; columns are {list(frame.columns)}")
+        report["target"] = str(target)
+        report["target_missing"] = int(frame[target].isna().sum())
+    flags = {"id": ids, "numeric-text": numeric_text, "date": dates,
+             "constant": report["constant_columns"], "target": [target]}
+    table = pd.DataFrame({
+        "dtype": frame.dtypes.astype(str),
+        "missing": missing,
+        "missing_%": (100 * missing / max(n, 1)).round(1),
+        "unique": frame.nunique(),
+        "flags": [", ".join(k for k, v in flags.items() if c in v) for c in frame.columns],
+    })
+    return report, table
 
-_missing = _df.isna().sum()
-_unique = _df.nunique(dropna=False)
-integrity_report = {
-    "n_rows": int(_n),
-    "n_cols": int(_df.shape[1]),
-    "missing": {str(c): int(v) for c, v in _missing.items() if v > 0},
-    "duplicate_rows": int(_df.duplicated().sum()),
-    "empty_columns": [str(c) for c in _df.columns if _missing[c] == _n],
-    "constant_columns": [str(c) for c in _df.columns if _unique[c] <= 1],
-    "id_like_columns": [str(c) for c in id_like_columns],
-    "numeric_text_columns": [str(c) for c in numeric_text_columns],
-    "date_like_columns": [str(c) for c in date_like_columns],
-}
-if TARGET is not None:
-    if TARGET not in _df.columns:
-        raise KeyError(f"Target column {TARGET!r} not found; columns are {list(_df.columns)}")
-    integrity_report["target"] = str(TARGET)
-    integrity_report["target_missing"] = int(_df[TARGET].isna().sum())
 
-_flags = {
-    "id": id_like_columns, "numeric-text": numeric_text_columns, "date": date_like_columns,
-    "constant": integrity_report["constant_columns"], "target": [TARGET],
-}
-_table = pd.DataFrame({
-    "dtype": _df.dtypes.astype(str),
-    "missing": _missing,
-    "missing_%": (100 * _missing / max(_n, 1)).round(1),
-    "unique": _df.nunique(),
-    "flags": [", ".join(k for k, v in _flags.items() if c in v) for c in _df.columns],
-})
-print(f"{_n} rows x {_df.shape[1]} columns; duplicate rows: {integrity_report['duplicate_rows']}")
-display(_table.head(60))
-if _df.shape[1] > 60:
-    print(f"... {_df.shape[1] - 60} more columns")
+integrity_report, column_table = _bcc_audit(raw_dataset, TARGET)
+print(f"{len(raw_dataset)} rows x {raw_dataset.shape[1]} columns; duplicate rows: {integrity_report['duplicate_rows']}")
+display(column_table.head(60))
+if len(column_table) > 60:
+    print(f"... {len(column_table) - 60} more columns")
+
 for _key in ("id_like_columns", "numeric_text_columns", "date_like_columns", "constant_columns", "empty_columns"):
     if integrity_report[_key]:
         print(f"{_key}: {integrity_report[_key]}")

@@ -5,37 +5,46 @@ if TARGET in _corr_cols:
     _ts_cols = [TARGET] + _ts_cols
 _ts_cols = _ts_cols[:4]
 if date_cols and _ts_cols:
-    _dcol = max(date_cols, key=lambda c: clean_dataset[c].nunique())
-    _series = clean_dataset[[_dcol] + _ts_cols].dropna(subset=[_dcol]).sort_values(_dcol)
-    _fig, _axes = plt.subplots(len(_ts_cols), 1, figsize=(10, 2.3 * len(_ts_cols)), sharex=True, squeeze=False)
-    for _ax, c in zip(_axes[:, 0], _ts_cols):
-        _ax.plot(_series[_dcol], _series[c], lw=0.8)
-        _ax.set_ylabel(str(c)[:20], fontsize=8)
-    _axes[0, 0].set_title(f"Over time ({_dcol})")
-    _fig.savefig("outputs/timeseries.png", dpi=100, bbox_inches="tight")
+    timeseries_summary = _bcc_over_time(clean_dataset, date_cols, _ts_cols, "outputs/timeseries.png")
+
+
+def _bcc_over_time(frame, date_cols, columns, path):
+    # plot the columns against the date column with the most distinct values, and for a
+    # genuine series (mostly one row per time stamp) report each column's yearly trend and
+    # seasonal swing
+    dcol = max(date_cols, key=lambda c: frame[c].nunique())
+    series = frame[[dcol] + columns].dropna(subset=[dcol]).sort_values(dcol)
+    fig, axes = plt.subplots(len(columns), 1, figsize=(10, 2.3 * len(columns)), sharex=True, squeeze=False)
+    for ax, c in zip(axes[:, 0], columns):
+        ax.plot(series[dcol], series[c], lw=0.8)
+        ax.set_ylabel(str(c)[:20], fontsize=8)
+    axes[0, 0].set_title(f"Over time ({dcol})")
+    axes[-1, 0].set_xlabel(str(dcol))
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.show()
-    plt.close(_fig)
-    _years = _series[_dcol].dt.year
-    _months = _series[_dcol].dt.month
-    _span_years = (_series[_dcol].max() - _series[_dcol].min()).days / 365.25
-    print(f"\nTime span of {_dcol!r}: {_series[_dcol].min()} to {_series[_dcol].max()} ({_span_years:.1f} years)")
-    # trend and seasonality only for a genuine series (mostly one row per time stamp)
-    _is_series = _series[_dcol].nunique() >= 0.5 * len(_series)
-    for _c in _ts_cols if _is_series else []:
-        _yearly = _series.groupby(_years)[_c].mean().dropna()
-        _info = {}
-        if len(_yearly) >= 3 and _span_years >= 2:
-            _info["trend_per_year"] = round(float(np.polyfit(_yearly.index.to_numpy(dtype=float), _yearly.to_numpy(dtype=float), 1)[0]), 4)
-            _info["first_year_mean"] = round(float(_yearly.iloc[0]), 4)
-            _info["last_year_mean"] = round(float(_yearly.iloc[-1]), 4)
-        _detrended = _series[_c] - _series.groupby(_years)[_c].transform("mean")
-        _monthly = _detrended.groupby(_months).mean().dropna()
-        if len(_monthly) >= 6 and _span_years >= 2:
-            _info["seasonal_amplitude"] = round(float(_monthly.max() - _monthly.min()), 4)
-            _info["peak_month"] = int(_monthly.idxmax())
-        if _info:
-            timeseries_summary[str(_c)] = _info
-            print(f"  {_c}: {_info}")
+    plt.close(fig)
+    years, months = series[dcol].dt.year, series[dcol].dt.month
+    span_years = (series[dcol].max() - series[dcol].min()).days / 365.25
+    print(f"\nTime span of {dcol!r}: {series[dcol].min()} to {series[dcol].max()} ({span_years:.1f} years)")
+    summary = {}
+    is_series = series[dcol].nunique() >= 0.5 * len(series)
+    for c in columns if is_series else []:
+        yearly = series.groupby(years)[c].mean().dropna()
+        info = {}
+        if len(yearly) >= 3 and span_years >= 2:
+            info["trend_per_year"] = round(float(np.polyfit(yearly.index.to_numpy(dtype=float), yearly.to_numpy(dtype=float), 1)[0]), 4)
+            info["first_year_mean"] = round(float(yearly.iloc[0]), 4)
+            info["last_year_mean"] = round(float(yearly.iloc[-1]), 4)
+        detrended = series[c] - series.groupby(years)[c].transform("mean")
+        monthly = detrended.groupby(months).mean().dropna()
+        if len(monthly) >= 6 and span_years >= 2:
+            info["seasonal_amplitude"] = round(float(monthly.max() - monthly.min()), 4)
+            info["peak_month"] = int(monthly.idxmax())
+        if info:
+            summary[str(c)] = info
+            print(f"  {c}: {info}")
+    return summary
+
 
 _bcc_labels = {
     c: {"|pearson r|": "|r|", "cramers V": "Cramér's V"}.get(m, m.split(" (")[0]) for c, m in _methods.items()

@@ -14,21 +14,34 @@ if TARGET in _plot_cols:
     _plot_cols = [TARGET] + [c for c in _plot_cols if c != TARGET]
 _plot_cols = _plot_cols[:12]
 if _plot_cols:
-    _ncols = min(4, len(_plot_cols))
-    _nrows = math.ceil(len(_plot_cols) / _ncols)
-    _fig, _axes = plt.subplots(_nrows, _ncols, figsize=(3.6 * _ncols, 2.8 * _nrows), squeeze=False)
-    for _ax, _c in zip(_axes.flat, _plot_cols):
-        _values = clean_dataset[_c].dropna().astype(float)
-        _ax.hist(_values, bins=int(min(30, max(5, _values.nunique()))), color="#4C72B0", edgecolor="white")
-        _ax.set_title(str(_c)[:32], fontsize=9)
-        _ax.tick_params(labelsize=7)
-    for _ax in list(_axes.flat)[len(_plot_cols):]:
-        _ax.set_visible(False)
-    _fig.suptitle("Distributions of numeric columns", y=1.01)
-    _fig.tight_layout()
-    _fig.savefig("outputs/distributions.png", dpi=100, bbox_inches="tight")
+    _bcc_draw_distributions(clean_dataset, _plot_cols, "outputs/distributions.png")
+
+
+def _bcc_draw_distributions(frame, columns, path):
+    # one small chart per column: bars for a few whole-number values (years, counts, ratings),
+    # else a histogram; the y axis counts rows
+    ncols = min(4, len(columns))
+    nrows = math.ceil(len(columns) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 2.8 * nrows), squeeze=False)
+    for ax, column in zip(axes.flat, columns):
+        values = frame[column].dropna().astype(float)
+        if values.nunique() <= 12 and bool((values % 1 == 0).all()):
+            counts = values.astype(int).value_counts().sort_index()
+            ax.bar([str(v) for v in counts.index], counts.to_numpy(), color="#4C72B0")
+        else:
+            ax.hist(values, bins=int(min(30, max(5, values.nunique()))), color="#4C72B0", edgecolor="white")
+            ax.xaxis.set_major_locator(plt.MaxNLocator(5))
+        ax.set_title(str(column)[:32], fontsize=9)
+        ax.set_ylabel("rows", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(columns):]:
+        ax.set_visible(False)
+    fig.suptitle("Distributions of numeric columns", y=1.01)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.show()
-    plt.close(_fig)
+    plt.close(fig)
+
 
 _skewed = [c for c in _plot_cols if abs(float(numeric_summary.loc[c, "skew"] or 0)) > 1]
 if _skewed:

@@ -36,8 +36,8 @@ if TASK == "classification":
     _ax.imshow(_cm.to_numpy(), cmap="Blues")
     _ax.set_xticks(range(len(_labels)), [str(v)[:12] for v in _labels], rotation=45)
     _ax.set_yticks(range(len(_labels)), [str(v)[:12] for v in _labels])
-    _ax.set_xlabel("predicted")
-    _ax.set_ylabel("actual")
+    _ax.set_xlabel(f"predicted {TARGET}")
+    _ax.set_ylabel(f"actual {TARGET}")
     _ax.set_title("Hold-out confusion matrix")
 else:
     _mae = mean_absolute_error(y_test, y_pred)
@@ -46,8 +46,8 @@ else:
     _ax.scatter(y_test, y_pred, s=10, alpha=0.6)
     _lims = [float(min(np.min(y_test), np.min(y_pred))), float(max(np.max(y_test), np.max(y_pred)))]
     _ax.plot(_lims, _lims, color="grey", lw=1)
-    _ax.set_xlabel("actual")
-    _ax.set_ylabel("predicted")
+    _ax.set_xlabel(f"actual {TARGET}")
+    _ax.set_ylabel(f"predicted {TARGET}")
     _ax.set_title("Hold-out predictions")
 _fig.savefig("outputs/holdout.png", dpi=100, bbox_inches="tight")
 plt.show()
