@@ -161,12 +161,14 @@ def test_the_defensive_load_reads_every_format(tmp_path: Path) -> None:
     NotebookClient(
         nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     ).execute()
-    probes = [
-        json.loads(o["text"].split("BCC_PROBE", 1)[1])
+    lines = [
+        line
         for c in nb.cells
         for o in c.get("outputs", ())
-        if "BCC_PROBE" in o.get("text", "")
+        for line in o.get("text", "").splitlines()
+        if line.startswith("BCC_PROBE ")
     ]
-    assert len(probes) == len(names)
+    assert len(lines) == len(names), lines
+    probes = [json.loads(line.removeprefix("BCC_PROBE ")) for line in lines]
     assert all(p == {"n_rows": 150, "n_cols": 4, "columns": probes[0]["columns"]} for p in probes)
     assert set(probes[0]["columns"]) == {"alcohol", "acidity", "sugar", "grade"}
