@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -144,7 +145,9 @@ class NotebookDocument:
     def __init__(self, nb: nbformat.NotebookNode, writer: Callable[[str], None]) -> None:
         self.nb = nb
         self._writer = writer
-        self._saved = ""  # the text the last save wrote
+        self._edits = 1  # edits so far (a new or loaded notebook counts as one: not saved)
+        self._saved_edits = 0  # ... as of the last save
+        self._saved_at = float("-inf")  # time.monotonic() of the last save
 
     @classmethod
     def create(
@@ -183,11 +186,13 @@ class NotebookDocument:
 
     # -- edits ----------------------------------------------------------------------------
     def set_title(self, title: str) -> None:
+        self.edited()
         self.nb.metadata["bcc"]["title"] = title
         self.nb.cells[0].source = _title_source(title, self.nb.metadata["bcc"].get("question", ""))
 
     def add_markdown(self, text: str, tag: CellTag | None = None, role: str = "text") -> int:
         meta = {"bcc": {**(tag.to_json() if tag else {}), "role": role}}
+        self.edited()
         self.nb.cells.append(new_markdown_cell(text, metadata=meta))
         return len(self.nb.cells) - 1
 
@@ -232,10 +237,12 @@ class NotebookDocument:
             meta["jupyter"] = {"source_hidden": True}
         cell = new_code_cell(source, metadata=meta, execution_count=execution_count)
         cell.outputs = [nbformat.from_dict(o) for o in outputs]
+        self.edited()
         self.nb.cells.append(cell)
         return len(self.nb.cells) - 1
 
     def remove(self, index: int) -> None:
+        self.edited()
         del self.nb.cells[index]
 
     def cells_after(self, seq: int) -> list[int]:
@@ -254,17 +261,19 @@ class NotebookDocument:
             if c.metadata.get("bcc", {}).get("role") in ("parameters", "inputs")
         ]
 
-    @staticmethod
     def set_outputs(
-        cell: nbformat.NotebookNode, outputs: Sequence[dict[str, Any]], count: int | None
+        self, cell: nbformat.NotebookNode, outputs: Sequence[dict[str, Any]], count: int | None
     ) -> None:
+        self.edited()
         cell.outputs = [nbformat.from_dict(o) for o in outputs]
         cell.execution_count = count
 
     def set_variables(self, variables: list[dict[str, Any]]) -> None:
+        self.edited()
         self.nb.metadata["bcc"]["variables"] = variables
 
     def set_verification(self, verification: dict[str, Any]) -> None:
+        self.edited()
         self.nb.metadata["bcc"]["verification"] = verification
 
     # -- reading --------------------------------------------------------------------------
@@ -286,9 +295,20 @@ class NotebookDocument:
             raise caught["ValidationError"]
         return text
 
-    def save(self) -> None:
-        """Write the notebook, unless it is what the last save wrote."""
-        text = self.to_text()
-        if text != self._saved:
-            self._writer(text)
-            self._saved = text
+    def edited(self) -> None:
+        """Note a change made to ``nb`` (the edit methods call it; code that changes ``nb``
+        directly must too, or ``save`` may skip it)."""
+        self._edits += 1
+
+    def save(self, *, unless_within: float = 0.0) -> None:
+        """Write the notebook, unless nothing was edited since the last save, or
+        (``unless_within`` seconds) the last write is that recent: a save inside a transition
+        only keeps a live reader's view fresh (resume drops a transition's uncommitted cells
+        anyway), and the transition's own save follows."""
+        if self._edits == self._saved_edits:
+            return
+        if unless_within and time.monotonic() - self._saved_at < unless_within:
+            return
+        edits = self._edits
+        self._writer(self.to_text())
+        self._saved_edits, self._saved_at = edits, time.monotonic()

@@ -44,6 +44,10 @@ def _log_guard(log: TransitionLog, guard: Guard) -> None:
     log.add_guard(guard.name, guard.effect, guard.reason)
 
 
+#: a cell's own save is skipped when the notebook was saved less than this long ago (seconds)
+LIVE_SAVE_S = 1.0
+
+
 class Handlers:
     """The payload handlers of one run, and the entry actions of stages and steps."""
 
@@ -250,7 +254,7 @@ class Handlers:
             if outcome.status == "ok":
                 self._flush_texts(texts, tag)
                 doc.add_code(action.content, tag, outcome.outputs, outcome.execution_count)
-                doc.save()
+                doc.save(unless_within=LIVE_SAVE_S)
                 continue
             failed = True
             step.failed_code.append(guards.code_digest(action.content))

@@ -149,3 +149,16 @@ def test_result_preamble_moves_only_the_trailing_result_plumbing() -> None:
     assert head == "model = fit()\n"
     assert preamble.startswith("_bcc_extra = []") and preamble.endswith("methods.items()}\n")
     assert result_preamble("x = 1\nscore = _bcc_score()\n") == ("x = 1\nscore = _bcc_score()\n", "")
+
+
+def test_save_writes_only_after_an_edit_and_a_cells_save_is_throttled() -> None:
+    writes: list[str] = []
+    doc = NotebookDocument.create("T", "T", ["assets/p.csv"], 42, writes.append)
+    doc.save()
+    doc.save()  # nothing edited: not written again
+    assert len(writes) == 1
+    doc.add_code("x = 1\n", TAG)
+    doc.save(unless_within=60)  # a cell's save right after the last one: skipped
+    assert len(writes) == 1
+    doc.save()  # the transition's save writes it
+    assert len(writes) == 2 and '"x = 1\\n"' in writes[-1]
