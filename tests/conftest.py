@@ -49,6 +49,18 @@ def shared_datasets() -> Path:
     return SHARED
 
 
+def output_text(outputs: list) -> str:
+    """What a cell's outputs say as text: its streams, and the plain text of its displays
+    (a step's ``Result:`` line is a display)."""
+    parts = []
+    for out in outputs:
+        if out.get("output_type") == "stream":
+            parts.append("".join(out.get("text", "")))
+        elif "data" in out:
+            parts.append("".join(out["data"].get("text/plain", "")) + "\n")
+    return "".join(parts)
+
+
 def run_bcc(
     *args: str, timeout: float = 600, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:

@@ -166,6 +166,8 @@ class NotebookDocument:
         nb.metadata["kernelspec"] = dict(KERNELSPEC)
         nb.metadata["language_info"] = {"name": "python"}
         question = reader_question(question)
+        if question.rstrip(".?! ").casefold() == title.rstrip(".?! ").casefold():
+            question = ""  # the title already says it
         nb.metadata["bcc"] = {"title": title, "variables": [], "verification": None}
         if question:
             nb.metadata["bcc"]["question"] = question

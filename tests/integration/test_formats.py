@@ -20,7 +20,7 @@ import pytest
 from nbclient import NotebookClient
 
 from notebook_bcc.agents.offline.recipes import RECIPES, RecipeContext
-from tests.conftest import run_bcc
+from tests.conftest import output_text, run_bcc
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -104,9 +104,7 @@ def csv_reference(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> d
 
 def _loading_line(summary_dir: Path) -> str:
     cells = json.loads((summary_dir / "notebook.ipynb").read_text())["cells"]
-    text = "".join(
-        "".join(o.get("text", "")) for c in cells for o in c.get("outputs", ()) if "text" in o
-    )
+    text = "".join(output_text(c.get("outputs", ())) for c in cells)
     return next(line for line in text.splitlines() if "Result: read " in line)
 
 

@@ -26,7 +26,7 @@ from notebook_bcc.agents.offline.recipes import (
     Cell,
     RecipeContext,
 )
-from tests.conftest import FINAL_METRICS_KEYS
+from tests.conftest import FINAL_METRICS_KEYS, output_text
 
 REPO = Path(__file__).parents[2]
 SHARED = REPO.parent / "shared" / "datasets"
@@ -129,7 +129,7 @@ def result_lines(nb: nbformat.NotebookNode) -> dict[str, str]:
     }
     lines = {}
     for key, cell in last_cells.items():
-        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        text = output_text(cell.outputs)
         printed = [line for line in text.splitlines() if line.strip()]
         lines[key] = printed[-1] if printed else ""
     return lines

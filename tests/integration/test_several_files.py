@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import run_bcc
+from tests.conftest import output_text, run_bcc
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -40,9 +40,7 @@ def orders_and_customers(folder: Path) -> tuple[Path, Path, pd.DataFrame]:
 
 def code_outputs(run: Path) -> str:
     nb = nbformat.read(run / "notebook.ipynb", as_version=4)
-    return "\n".join(
-        o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
-    )
+    return "\n".join(output_text(c.outputs) for c in nb.cells if c.cell_type == "code")
 
 
 @pytest.mark.parametrize(

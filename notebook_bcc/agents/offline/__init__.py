@@ -295,13 +295,11 @@ _RESULT = re.compile(r"^\s*Result:\s*(.+)$", re.MULTILINE)
 
 
 def _comment(obs: Observation) -> str:
-    """A short markdown comment quoting what the cells printed (their ``Result:`` lines), else
-    what the ledger says the step produced."""
+    """A short markdown comment on what the step produced (from the ledger); none when its
+    cells already show their ``Result:`` line (rendered under the code: once is enough)."""
     lines = []
-    for cell in obs.cells:
-        lines += [m.strip() for m in _RESULT.findall(cell.excerpt)]
-    if lines:
-        return "**Result.** " + " ".join(lines[:4])
+    if any(_RESULT.search(cell.excerpt) for cell in obs.cells):
+        return ""
     for name, present in obs.artifacts:
         rec = obs.variable(name)
         if present and rec is not None:

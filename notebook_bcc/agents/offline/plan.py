@@ -112,7 +112,7 @@ def playbook(
         StagePlay(
             "data_existence_establishment",
             "The data",
-            "Establish that the data exists and can be read. Artifacts: raw_dataset.",
+            "Read the data and look at it. Artifacts: raw_dataset.",
             (loading,),
             (("raw_dataset", "DataFrame loaded from assets"),),
             ("user_submit_files",),

@@ -166,12 +166,10 @@ def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
         [
             (SETUP_TEXT, SETUP.replace("__WARNINGS__", '"ignore", FutureWarning')),
             (
-                "Read the first submitted data file into `raw_dataset`. The reader picks the format "
-                "from the extension (CSV and other text tables, also compressed; Excel, Parquet, "
-                "Feather, JSON, JSON Lines); for text tables it tries UTF-8 (with BOM) then latin-1 "
-                "and chooses the delimiter (comma, tab, semicolon, pipe) that yields the most "
-                "columns; for Excel it reads the sheet the problem names, else the first sheet with "
-                "data.",
+                "Read the data file into `raw_dataset`. The reader (in the helper cell above) "
+                "picks the format from the extension; for a text table it tries UTF-8, then "
+                "Latin-1, and the delimiter that yields the most columns; for a workbook, the "
+                "sheet the problem names, else the first with data.",
                 READ_V0,
             ),
             (

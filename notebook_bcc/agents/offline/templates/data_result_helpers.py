@@ -21,7 +21,20 @@ def _bcc_fmt(value, spec=".3f"):
     return "n/a" if value != value else format(value, spec)
 
 
+class _BccResult:
+    # a step's one-line result: shown as markdown under the cell; its plain text (what
+    # the reflector reads) starts with "Result:"
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return "Result: " + self.text
+
+    def _repr_markdown_(self):
+        return "**Result.** " + self.text
+
+
 def _bcc_result(text):
     text = " ".join(str(text).split())
-    print("Result: " + (text if len(text) <= 400 else text[:396].rstrip() + " ..."))
+    display(_BccResult(text if len(text) <= 400 else text[:396].rstrip() + " ..."))
 
