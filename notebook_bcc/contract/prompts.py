@@ -345,7 +345,28 @@ def _fields(obs: Observation) -> dict[str, str | History]:
         "protected": _protected(obs),
         "behaviors_in_step": str(obs.behaviors_in_step),
         "max_behaviors": str(obs.max_behaviors),
+        "libraries": _libraries(),
     }
+
+
+#: the analysis libraries whose versions the action generator is told (those installed)
+LIBRARIES = ("pandas", "numpy", "scikit-learn", "scipy", "matplotlib", "statsmodels", "seaborn")
+
+
+@lru_cache(maxsize=1)
+def _libraries() -> str:
+    """Python and the analysis libraries installed where ``bcc`` runs, with their versions
+    (read from package metadata: nothing is imported)."""
+    import platform
+    from importlib import metadata
+
+    found = [f"Python {platform.python_version()}"]
+    for name in LIBRARIES:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            continue
+    return ", ".join(found)
 
 
 def _substitute(obs: Observation, fields: dict[str, str | History]) -> tuple[str, str]:

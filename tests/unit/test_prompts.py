@@ -127,3 +127,15 @@ def test_the_step_planners_pcs_considerations_reach_the_action_generator() -> No
     stage = StageView("modelling", "Modelling", "Model it.", "running", (), (), (step,))
     prompt = render(_obs("COMPLETE_ACTION", stages=(stage,)))
     assert "PCS considerations: predictability: hold out 20%" in prompt.user
+
+
+def test_the_action_generator_is_told_the_library_versions_and_the_planner_the_metrics() -> None:
+    from importlib import metadata
+
+    action = render(_obs("COMPLETE_ACTION")).system
+    assert f"pandas {metadata.version('pandas')}" in action
+    assert f"scikit-learn {metadata.version('scikit-learn')}" in action
+    planner = render(_obs("START_WORKFLOW")).system
+    assert "`baseline_score` (the same metric on the same\n  held-out rows" in planner
+    behavior = render(_obs("START_BEHAVIOR")).system
+    assert "to use a\n  module no cell imported" in behavior
