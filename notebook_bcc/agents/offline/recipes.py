@@ -13,13 +13,13 @@ modelling in :mod:`recipes_model`; they return (markdown, code template) pairs w
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 
 from notebook_bcc.agents.offline import recipes_data, recipes_eda, recipes_model
 from notebook_bcc.agents.offline.cells import result_cell, result_preamble, split_script
 from notebook_bcc.agents.offline.context import Cell, RecipeContext
 from notebook_bcc.agents.offline.recipes_data import HELPERS, RESULT_HELPERS
 from notebook_bcc.agents.offline.templates.loader import template
-from notebook_bcc.inputs.tables import reader_source
 
 
 def fill(template: str, ctx: RecipeContext) -> str:
@@ -114,33 +114,43 @@ SETUP_TEXT = (
 
 LOAD_RESULT = template("setup_load_result.py")
 
-# The table reader of notebook_bcc.inputs.tables (the planners' preview reads with it too),
-# its functions named _bcc_read_table and so on: both variants define it, since the cells of a
-# failed first attempt are not in the notebook.
-BCC_READER = reader_source("_bcc_")
 
-READ_V0 = (
-    r"""
-data_path = str(user_submit_files[0])
-load_info = {"path": data_path, "encoding": None, "separator": None}
+@cache
+def bcc_reader() -> str:
+    """The table reader of notebook_bcc.inputs.tables (the planners' preview reads with it
+    too), its functions named _bcc_read_table and so on: both variants define it, since the
+    cells of a failed first attempt are not in the notebook. Read on first use: importing
+    ``tables`` imports pandas, which a run does while its kernel boots."""
+    from notebook_bcc.inputs.tables import reader_source
+
+    return reader_source("_bcc_")
 
 
-"""
-    + BCC_READER
-    + template("setup_read_v0.py")
-)
+def read_v0() -> str:
+    return (
+        "data_path = str(user_submit_files[0])\n"
+        'load_info = {"path": data_path, "encoding": None, "separator": None}\n\n\n'
+        + bcc_reader()
+        + template("setup_read_v0.py")
+    )
+
 
 HEADERS = template("setup_headers.py")
 
 PROFILE_V0 = HEADERS + template("setup_profile_v0.py") + LOAD_RESULT
 
+
 # Several files: each is read into ``tables``; shared columns are checked as join keys and the
 # lookups joined (``join_report``); ``raw_dataset`` is the table analysed.
-READ_ALL = BCC_READER + "\n" + HEADERS + template("setup_read_all.py")
+def read_all() -> str:
+    return bcc_reader() + "\n" + HEADERS + template("setup_read_all.py")
+
 
 JOIN = template("setup_join.py")
 
-LOAD_V1 = BCC_READER + "\n" + template("setup_load_v1.py") + LOAD_RESULT
+
+def load_v1() -> str:
+    return bcc_reader() + "\n" + template("setup_load_v1.py") + LOAD_RESULT
 
 
 def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
@@ -157,7 +167,7 @@ def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
                     "delimiter, decodes as latin-1 (which never fails), and skips malformed lines; "
                     "other formats (Excel, Parquet, Feather, JSON) are read by their own readers. "
                     "Header names are cleaned.",
-                    LOAD_V1,
+                    load_v1(),
                 ),
             ],
             ctx,
@@ -170,7 +180,7 @@ def load_data(ctx: RecipeContext) -> tuple[Cell, ...]:
                 "picks the format from the extension; for a text table it tries UTF-8, then "
                 "Latin-1, and the delimiter that yields the most columns; for a workbook, the "
                 "sheet the problem names, else the first with data.",
-                READ_V0,
+                read_v0(),
             ),
             (
                 "Clean the header names (whitespace and line breaks, duplicates, empty `Unnamed` "
@@ -199,7 +209,7 @@ def load_several(ctx: RecipeContext) -> tuple[Cell, ...]:
                 f"Read each of the {ctx.files} submitted files with the same reader (the format "
                 "from the extension; for text tables the encoding and delimiter are sniffed) and "
                 "clean their header names. `tables` holds them by file name.",
-                READ_ALL,
+                read_all(),
             ),
             (
                 "Check every column two tables share as a join key: is it unique in one of them "
