@@ -363,6 +363,21 @@ def test_401_fails_at_once_with_the_key_variable(tmp_path: Path, fault_clock):
     after = done.started + done.seconds - done.requests[0].at
     fault_clock(f"401 to exit 4 ({done.seconds:.2f} s for the whole bcc process)", after)
     assert after < 5
+    assert kernels_in(done.run) == []  # the kernel launched at the start was killed
+
+
+def kernels_in(run_dir: Path) -> list[int]:
+    """Pids of ipykernel processes working in ``run_dir``."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if b"ipykernel" in (proc / "cmdline").read_bytes() and (
+                (proc / "cwd").resolve() == run_dir.resolve()
+            ):
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
 
 
 def test_llm_call_budget_aborts_and_resume_completes(tmp_path: Path):
