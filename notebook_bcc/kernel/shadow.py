@@ -32,8 +32,12 @@ Cells = tuple[tuple[int, str], ...]
 class ShadowRun:
     """A fresh kernel, in a worker thread, that follows the notebook as it grows."""
 
-    def __init__(self, make_session: Callable[[], KernelSession]) -> None:
+    def __init__(
+        self, make_session: Callable[[], KernelSession], *, disposable: bool = False
+    ) -> None:
         self._make_session = make_session
+        #: its kernel works on files of its own: at the end it is killed, not asked to exit
+        self.disposable = disposable
         self._inbox: queue.Queue[Cells | None] = queue.Queue()
         self._ran: list[tuple[int, str]] = []  # what the kernel ran, all ok but maybe the last
         self._failure: tuple[int, str] | None = None  # (notebook index, error) of the first
@@ -131,4 +135,4 @@ class ShadowRun:
         if not now and self._failure is None and self._fetch:
             with contextlib.suppress(Exception):
                 self._values = session.fetch_json(self._fetch, max_chars=FETCH_CHARS)
-        session.shutdown(now=now)
+        session.shutdown(now=now or self.disposable)

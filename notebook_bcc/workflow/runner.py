@@ -22,7 +22,6 @@ from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import BccError, BudgetExhausted, Interrupted, StorageError
 from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.problem import read_problem
-from notebook_bcc.kernel.shadow import ShadowRun
 from notebook_bcc.kernel.verification import cells_to_verify
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.report import write_report
@@ -34,7 +33,7 @@ from notebook_bcc.workflow.context import RunContext, RunResult
 from notebook_bcc.workflow.exchange import AgentExchange
 from notebook_bcc.workflow.handlers import Handlers
 from notebook_bcc.workflow.host import KernelHost
-from notebook_bcc.workflow.verify import verification_session, verify
+from notebook_bcc.workflow.verify import discard_scratch, make_shadow, verify
 
 __all__ = ["Runner", "RunResult", "EventHook", "COMPLETED_WITH_FAILED_STEPS"]
 
@@ -84,7 +83,7 @@ class Runner:
         self._sheet = spec.sheet
         self._preview = ""  # the data files' preview, made in run() while the kernel boots
         #: verifies as it goes: a fresh kernel runs each cell once it is committed
-        self.shadow = ShadowRun(lambda: verification_session(self.ctx)) if config.verify else None
+        self.shadow = make_shadow(self.ctx) if config.verify else None
 
     @property
     def state(self) -> WorkflowState:
@@ -135,6 +134,7 @@ class Runner:
         try:
             if self.shadow is not None and self.state.fsm_state != "WORKFLOW_COMPLETED":
                 self.shadow.close()
+                discard_scratch(self.store.root)
             if self.state.fsm_state == "WORKFLOW_COMPLETED":
                 shortfall = self.state.shortfall()
                 exit_code = COMPLETED_WITH_FAILED_STEPS if shortfall else 0

@@ -4,6 +4,9 @@ bottom as it grew (``kernel/shadow.py``), and whether it reproduces the results
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
 from typing import Any
 
 from notebook_bcc.kernel.session import KernelSession
@@ -13,20 +16,54 @@ from notebook_bcc.rundir.results import RESULT_NAMES, compare
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.host import gateway_of
 
-__all__ = ["verification_session", "verify"]
+__all__ = ["SCRATCH", "discard_scratch", "make_shadow", "verification_session", "verify"]
+
+#: The verification kernel's own working directory in the run directory (a local kernel's):
+#: ``assets/`` (hard links to the run's) and an empty ``outputs/``, made afresh for each of its
+#: kernels, so its cells never write over the run's files while the run reads them, a file a
+#: removed cell left behind does not help it, and it can be killed at the end rather than
+#: waited for. Removed when the verification ends.
+SCRATCH = ".verify"
+
+
+def make_shadow(ctx: RunContext) -> ShadowRun:
+    """The run's verify-as-you-go kernel: in ``SCRATCH`` for a local kernel (killed at the
+    end), in the run's directory on a gateway (asked to exit)."""
+    local = gateway_of(ctx.config) is None
+    return ShadowRun(lambda: verification_session(ctx), disposable=local)
 
 
 def verification_session(ctx: RunContext) -> KernelSession:
     """A fresh kernel like the run's (sandboxed, or on the gateway, as it is)."""
     config = ctx.config
+    gateway = gateway_of(config)
     return KernelSession(
-        ctx.store.root,
+        ctx.store.root if gateway is not None else _scratch(ctx.store.root),
         cell_timeout=config.cell_timeout,
         startup_timeout=config.kernel_startup_timeout,
         sandboxed=config.sandbox,
-        gateway=gateway_of(config),
+        gateway=gateway,
         log_path=ctx.store.root / "kernel.log",  # its own messages too, not bcc's stderr
     )
+
+
+def _scratch(root: Path) -> Path:
+    scratch = root / SCRATCH
+    discard_scratch(root)
+    (scratch / "assets").mkdir(parents=True)
+    (scratch / "outputs").mkdir()
+    for source in sorted((root / "assets").iterdir()):
+        target = scratch / "assets" / source.name
+        try:
+            os.link(source, target)
+        except OSError:  # a file system without hard links
+            shutil.copy2(source, target)
+    return scratch
+
+
+def discard_scratch(root: Path) -> None:
+    """Remove the verification kernel's working directory (if any)."""
+    shutil.rmtree(root / SCRATCH, ignore_errors=True)
 
 
 def verify(ctx: RunContext, results: dict[str, Any], shadow: ShadowRun) -> dict[str, Any]:
@@ -36,6 +73,7 @@ def verify(ctx: RunContext, results: dict[str, Any], shadow: ShadowRun) -> dict[
     shadow.submit(cells)
     deadline = ctx.config.cell_timeout * max(1, len(cells)) + 60
     result = shadow.finish(RESULT_NAMES, timeout=deadline)
+    discard_scratch(ctx.store.root)
     verification: dict[str, Any] = {
         "status": result.status,
         "first_failing_cell": result.first_failing_cell,

@@ -42,3 +42,31 @@ def test_a_clean_run_is_verified_while_it_runs(tmp_path: Path) -> None:
     verification = result.summary["verification"]
     assert verification["status"] == "passed"
     assert verification["during_run_ms"] > 0  # the cells ran in the second kernel as they came
+
+
+def leaves_a_file(obs: Observation) -> str:
+    """The first attempt writes a file, then fails (its cell is not kept); the second reads it."""
+    if obs.iteration <= 1:
+        return (
+            "open('outputs/half.txt', 'w').write('41')\nraise ValueError('the first attempt fails')"
+        )
+    return "result = int(open('outputs/half.txt').read()) + 1"
+
+
+def test_a_file_left_by_a_removed_cell_is_caught(tmp_path: Path) -> None:
+    agent = ScriptedAgent(lambda obs: one_stage(obs, leaves_a_file))
+    result = make_runner(tmp_path, agent).run()
+    verification = result.summary["verification"]
+    assert verification["status"] == "failed"
+    assert verification["error"].startswith("FileNotFoundError")
+    assert not (tmp_path / "run" / ".verify").exists()  # its working directory is gone
+
+
+def test_the_verification_kernel_does_not_write_over_the_runs_files(tmp_path: Path) -> None:
+    code = (
+        "open('outputs/log.txt', 'a').write('ran\\n')\nresult = len(open('outputs/log.txt').read())"
+    )
+    agent = ScriptedAgent(lambda obs: one_stage(obs, lambda o: code))
+    result = make_runner(tmp_path, agent).run()
+    assert result.summary["verification"]["status"] == "passed"
+    assert (tmp_path / "run" / "outputs" / "log.txt").read_text() == "ran\n"  # once, not twice
