@@ -471,3 +471,20 @@ def test_kill_live_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         doomed.shutdown()
         calm.shutdown()
     assert live_kernels() == ()
+
+
+def test_a_pipeline_is_summarised_by_its_parts(session: KernelSession) -> None:
+    session.run_cell(
+        "from sklearn.pipeline import make_pipeline\n"
+        "from sklearn.preprocessing import StandardScaler\n"
+        "from sklearn.linear_model import LogisticRegression\n"
+        "pipe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))\n"
+        "models = {'linear': pipe}"
+    )
+    found = {v.name: v for v in session.inspect()}
+    expected = (
+        "Pipeline(standardscaler=StandardScaler(), "
+        "logisticregression=LogisticRegression(max_iter=500))"
+    )
+    assert found["pipe"].repr == expected
+    assert found["models"].repr == "{'linear': " + expected + "}"
