@@ -108,7 +108,8 @@ class KernelSession:
         self.spill_dir = Path(spill_dir) if spill_dir is not None else None
         self._log_file: Any = None
         self._client: StreamingClient | None = None
-        self._ready = False  # the client is connected (a ``launch``-ed kernel may still boot)
+        #: the client is connected (implies ``_client``; a ``launch``-ed kernel may still boot)
+        self._ready = False
         self._live: tuple[int, int] | None = None  # this kernel's entry in processes._LIVE
         self._last_reply: dict[str, Any] | None = None
 
@@ -131,7 +132,7 @@ class KernelSession:
 
     def start(self) -> None:
         """Start the kernel (no-op when running). Tries ipc, then tcp. Raises KernelError."""
-        if self._client is not None and self._ready:
+        if self._ready:
             return
         if not self.cwd.is_dir():
             raise KernelError(f"kernel working directory does not exist: {self.cwd}")
@@ -330,7 +331,7 @@ class KernelSession:
         self.shutdown()
 
     def _running(self) -> StreamingClient:
-        if self._client is None or not self._ready:
+        if not self._ready:
             self.start()
         assert self._client is not None
         return self._client
