@@ -1,12 +1,16 @@
 """Source of the helper that ``kernel.py`` runs inside the kernel.
 
-The code is sent as a string and ``exec``-ed into a fresh dict by a user expression, so nothing is
-added to the user namespace. Every entry point takes a JSON string and returns a JSON string; it
+The code is sent as a string in a user expression (``call_expression``) that, the first time,
+``exec``-s it into a module kept in ``sys.modules`` under a name holding the source's hash, so
+nothing is added to the user namespace and later calls skip compiling it (~2 ms each). Every entry point takes a JSON string and returns a JSON string; it
 catches user errors itself so IPython never records a traceback (``sys.last_value`` stays put).
 Work per variable is bounded: shallow memory figures, capped column lists, ``reprlib`` reprs.
 """
 
 from __future__ import annotations
+
+import hashlib
+import json
 
 SOURCE = r"""
 import functools as _functools
@@ -319,3 +323,16 @@ def fetch_ns(request):
             found[name] = _json.loads(text)
     return _json.dumps(found)
 """
+
+
+_MODULE = "_bcc_helper_" + hashlib.sha1(SOURCE.encode()).hexdigest()[:12]
+
+
+def call_expression(func: str, payload: object) -> str:
+    """A user expression that evaluates to ``func(json.dumps(payload))`` of the helper."""
+    module = (
+        f"(lambda s: s.modules.get({_MODULE!r}) or s.modules.setdefault({_MODULE!r}, "
+        f"(lambda m: (exec({SOURCE!r}, m.__dict__), m)[1])(type(s)({_MODULE!r}))))"
+        "(__import__('sys'))"
+    )
+    return f"{module}.{func}({json.dumps(payload)!r})"

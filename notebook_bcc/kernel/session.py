@@ -34,7 +34,7 @@ from nbclient.exceptions import DeadKernelError
 from notebook_bcc.errors import BccError, KernelError
 from notebook_bcc.kernel import processes
 from notebook_bcc.kernel.gateway import Gateway
-from notebook_bcc.kernel.helper_source import SOURCE as _HELPER_SOURCE
+from notebook_bcc.kernel.helper_source import call_expression
 from notebook_bcc.kernel.outputs import (
     RICH_OUTPUT_MAX_BYTES,
     StreamingClient,
@@ -472,9 +472,7 @@ class KernelSession:
         """Several helper calls in one silent request (one round trip, which a gateway's
         kernel makes costly): key -> JSON value of ``func(payload)``."""
         expressions = {
-            key: f"(lambda d: (exec({_HELPER_SOURCE!r}, d), d[{func!r}]"
-            f"({json.dumps(payload)!r}))[1])({{}})"
-            for key, (func, payload) in calls.items()
+            key: call_expression(func, payload) for key, (func, payload) in calls.items()
         }
         try:
             content = self._silent(expressions, timeout)

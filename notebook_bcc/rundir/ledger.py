@@ -8,7 +8,7 @@ of it (``prompt_view``) that names every variable still in the kernel.
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 __all__ = ["VariableRecord", "VariableLedger", "LedgerView", "Decision"]
@@ -43,7 +43,7 @@ class VariableRecord:
     deprecated_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = dict(vars(self))  # the fields: all plain values (asdict costs 10x as much)
         data["columns"] = [list(c) for c in self.columns]
         return data
 

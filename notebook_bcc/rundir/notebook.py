@@ -17,6 +17,8 @@ from typing import Any
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from notebook_bcc.rundir.notebook_json import NotebookJson
+
 __all__ = ["CellTag", "NotebookDocument", "parameters_source"]
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
@@ -148,6 +150,7 @@ class NotebookDocument:
         self._edits = 1  # edits so far (a new or loaded notebook counts as one: not saved)
         self._saved_edits = 0  # ... as of the last save
         self._saved_at = float("-inf")  # time.monotonic() of the last save
+        self._json = NotebookJson()  # re-encodes only the cells changed since the last save
 
     @classmethod
     def create(
@@ -289,13 +292,9 @@ class NotebookDocument:
         ]
 
     def to_text(self) -> str:
-        """The notebook as nbformat writes it; raises ``ValidationError`` if it is invalid
-        (validated once: nbformat's own check only logs)."""
-        caught: dict[str, Any] = {}
-        text = nbformat.writes(self.nb, capture_validation_error=caught)
-        if "ValidationError" in caught:
-            raise caught["ValidationError"]
-        return text
+        """The notebook as ``nbformat.writes`` writes it; raises ``ValidationError`` if it is
+        invalid (see ``NotebookJson``: cells are validated once, when new or edited)."""
+        return self._json(self.nb)
 
     def edited(self) -> None:
         """Note a change made to ``nb`` (the edit methods call it; code that changes ``nb``

@@ -6,7 +6,7 @@ are ``schema_version``, ``fsm_state`` and ``location``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from notebook_bcc.rundir.ledger import VariableLedger
@@ -227,7 +227,7 @@ class WorkflowState:
 
     # -- JSON -----------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = asdict(replace(self, ledger=VariableLedger()))  # asdict would copy it whole
         data["ledger"] = self.ledger.to_json()
         return {"schema_version": SCHEMA_VERSION, "location": self.location(), **data}
 

@@ -152,6 +152,15 @@ class RunStore:
     def write_json(self, relpath: str, data: Any) -> None:
         self.write(relpath, json.dumps(data, indent=2, default=str) + "\n")
 
+    def write_checkpoint(self, data: dict[str, Any]) -> None:
+        """``state.json``: one top-level key a line, each value compact (json's C encoder; the
+        indenting one took 1.2 ms of the 1.5 ms a checkpoint costs, after every transition)."""
+        lines = ",\n".join(
+            f"{json.dumps(k)}: {json.dumps(v, default=str, ensure_ascii=False)}"
+            for k, v in data.items()
+        )
+        self.write("state.json", "{\n" + lines + "\n}\n")
+
     def write_log(self, seq: int, event: str, xml: bytes) -> str:
         name = f"logs/{seq:04d}_{event}.xml"
         self.write(name, xml)

@@ -279,7 +279,7 @@ class Runner:
             self.store.append_event(
                 {"type": "guard", "seq": s.seq, "guard": name, "effect": effect, "reason": reason}
             )
-        self.store.write_json("state.json", s.to_json())
+        self.store.write_checkpoint(s.to_json())
         if event not in (Event.ABORT, Event.FAIL):  # an aborted transition's reply is kept
             self.exchange.committed()
             if self.shadow is not None:

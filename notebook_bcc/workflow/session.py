@@ -58,7 +58,7 @@ def create_run(
     )
     store.write_json("config.json", {**config.to_json(), "files": files})
     doc.save()
-    store.write_json("state.json", state.to_json())
+    store.write_checkpoint(state.to_json())
     return Runner(
         config,
         store,

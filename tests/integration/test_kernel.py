@@ -149,6 +149,9 @@ def test_inspect_reports_variables_without_side_effects(session: KernelSession) 
     after_cell = session.run_cell("_")
     assert after_cell.execution_count == before_cell.execution_count + 1
     assert after_cell.excerpt.strip() == "2"
+    # the helper is compiled once per kernel, into one module outside the user namespace
+    kept = session.run_cell("import sys\nprint([m for m in sys.modules if 'bcc_helper' in m])")
+    assert kept.excerpt.count("_bcc_helper_") == 1
 
 
 def test_check_artifacts_and_criteria(session: KernelSession) -> None:
