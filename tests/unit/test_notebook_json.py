@@ -15,8 +15,12 @@ PNG = base64.b64encode(bytes(range(256)) * 40).decode()
 
 def rich_notebook() -> nbformat.NotebookNode:
     nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["bcc"] = {"title": "Été \"quoted\" ünïcode", "variables": [{"name": "df"}]}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.metadata["bcc"] = {"title": 'Été "quoted" ünïcode', "variables": [{"name": "df"}]}
     nb.metadata["orig_nbformat"] = 3  # transient: nbformat drops it from the file
     nb.cells.append(new_markdown_cell("# Title\n\nline two\n", metadata={"bcc": {"role": "t"}}))
     code = new_code_cell("x = 1\nprint(x)\n\n", metadata={"trusted": True, "tags": ["a"]})
