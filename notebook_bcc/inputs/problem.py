@@ -3,6 +3,7 @@ sheet), else heuristics on the text."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,6 +68,7 @@ def _as_tuple(value: object) -> tuple[str, ...]:
     return (str(value),)
 
 
+@functools.lru_cache(maxsize=8)  # the agents read the same problem at every transition
 def read_problem(text: str) -> ProblemSpec:
     meta, body = _front_matter(text)
     body = body.strip()

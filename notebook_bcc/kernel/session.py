@@ -43,6 +43,7 @@ from notebook_bcc.kernel.outputs import (
     excerpt,
     merge_streams,
 )
+from notebook_bcc.kernel.ready import ReadyKernelClient
 from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace, VariableInfo
 from notebook_bcc.kernel.sandbox import SPEC_NAME, Sandbox
 
@@ -254,7 +255,7 @@ class KernelSession:
                 "kernel_name": SPEC_NAME,
                 "kernel_spec_manager": sandbox.spec_manager(self.kernel_name),
             }
-        km = AsyncKernelManager(transport=transport, **where)
+        km = AsyncKernelManager(transport=transport, client_factory=ReadyKernelClient, **where)
         client = self._new_client(km, [f"--IPKernelApp.outstream_class={_OUTSTREAM}"])
         self._client = client
         streams: dict[str, Any] = {}

@@ -16,6 +16,7 @@ import pytest
 from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel import processes
 from notebook_bcc.kernel.processes import kill_live_kernels, live_kernels, scrub_env
+from notebook_bcc.kernel.ready import ReadyKernelClient
 from notebook_bcc.kernel.records import CellOutcome
 from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.kernel.verification import execute_notebook
@@ -256,6 +257,32 @@ def test_start_failures_raise_kernel_error(tmp_path: Path) -> None:
         KernelSession(tmp_path, kernel_name="no-such-kernel").start()
     with pytest.raises(KernelError):
         KernelSession(tmp_path / "missing").start()
+
+
+def test_a_start_waits_for_the_kernel_not_for_silence(tmp_path: Path) -> None:
+    """ReadyKernelClient: ready at the kernel_info's idle status, without jupyter_client's
+    0.2 s of waiting for IOPub to fall silent; the first cell then runs normally."""
+    with KernelSession(tmp_path) as s:
+        s.start()
+        assert isinstance(s._running().kc, ReadyKernelClient)
+        first = s.run_cell("print('up')")
+    assert (first.status, first.excerpt.strip(), first.execution_count) == ("ok", "up", 1)
+
+
+def test_a_kernel_that_exits_at_start_fails_fast(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = tmp_path / "jupyter" / "kernels" / "exits"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-c", "raise SystemExit(3)", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "exits"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    work = tmp_path / "work"
+    work.mkdir()
+    started = time.monotonic()
+    with pytest.raises(KernelError, match="failed to start"):
+        KernelSession(work, kernel_name="exits").start()
+    assert time.monotonic() - started < 20  # not the 60 s startup timeout
 
 
 def _notebook(*sources: str) -> nbformat.NotebookNode:
