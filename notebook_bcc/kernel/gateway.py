@@ -78,11 +78,14 @@ def _manager_class() -> Any:
     answering ``_async_is_alive``, which jupyter_client's kernel client asks its manager and
     only a local manager can answer (jupyter/jupyter_client#1047), with the gateway's
     ``is_alive`` (a REST call), so nbclient notices a remote kernel that died. Its clients
-    read the websocket through ``_AckingWebSocket``."""
+    read the websocket through ``_AckingWebSocket`` and are ready once the kernel answered
+    (``ready.py``)."""
     from jupyter_server.gateway.managers import GatewayKernelClient, GatewayKernelManager
     from traitlets import Type
 
-    class _GatewayKernelClient(GatewayKernelClient):
+    from notebook_bcc.kernel.ready import ReadyWhenAnswered
+
+    class _GatewayKernelClient(ReadyWhenAnswered, GatewayKernelClient):
         def _route_responses(self) -> None:  # the reading thread's body
             self.channel_socket = _AckingWebSocket(self.channel_socket)
             super()._route_responses()

@@ -1,4 +1,4 @@
-"""``ReadyKernelClient``: a local kernel's client that is ready as soon as the kernel is.
+"""``ReadyWhenAnswered``: a kernel client that is ready as soon as the kernel is.
 
 jupyter_client's ``wait_for_ready`` sends ``kernel_info`` until it is answered on shell and
 something arrives on IOPub (which proves the IOPub subscription is live), then drains IOPub
@@ -6,23 +6,27 @@ until it has been silent for 0.2 s. That last wait is idle time on every kernel 
 restart (~0.2 s of the ~0.5 s a start takes). This client stops at the ``status: idle`` that
 the kernel publishes for its ``kernel_info`` request: the same proof that both channels work,
 without the wait. Messages left on IOPub are harmless: nbclient and ``KernelSession`` read only
-those whose parent is their own request.
+those whose parent is their own request. ``ReadyKernelClient`` is the local kernels' client;
+``gateway.py`` mixes the same wait into its websocket client.
 """
 
 from __future__ import annotations
 
 import time
 from queue import Empty
+from typing import Any
 
 from jupyter_client.asynchronous import AsyncKernelClient
 
-__all__ = ["ReadyKernelClient"]
+__all__ = ["ReadyKernelClient", "ReadyWhenAnswered"]
 
 _IOPUB_WAIT_S = 0.2  # how long to wait for each IOPub message of the kernel_info request
 
 
-class ReadyKernelClient(AsyncKernelClient):
-    async def wait_for_ready(self, timeout: float | None = None) -> None:  # type: ignore[override]
+class ReadyWhenAnswered:
+    """Mixin for a jupyter_client ``AsyncKernelClient`` (put it first among the bases)."""
+
+    async def wait_for_ready(self: Any, timeout: float | None = None) -> None:
         """Return once a ``kernel_info`` request was answered on shell and its ``idle`` status
         seen on IOPub. Raises RuntimeError if the kernel dies or ``timeout`` passes first."""
         deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
@@ -41,7 +45,7 @@ class ReadyKernelClient(AsyncKernelClient):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
 
-    async def _idle_after(self, msg_id: str) -> bool:
+    async def _idle_after(self: Any, msg_id: str) -> bool:
         """True once IOPub carries the ``idle`` status of ``msg_id``; False if it falls silent
         first (the subscription was not live yet: the request is sent again)."""
         while True:
@@ -55,3 +59,7 @@ class ReadyKernelClient(AsyncKernelClient):
                 and msg["content"].get("execution_state") == "idle"
             ):
                 return True
+
+
+class ReadyKernelClient(ReadyWhenAnswered, AsyncKernelClient):
+    """The client of a local kernel (``AsyncKernelManager(client_factory=...)``)."""
