@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import ast
 import atexit
+import concurrent.futures
 import contextlib
 import json
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -33,7 +35,7 @@ from nbclient.exceptions import DeadKernelError
 
 from notebook_bcc.errors import BccError, KernelError
 from notebook_bcc.kernel import processes
-from notebook_bcc.kernel.gateway import Gateway
+from notebook_bcc.kernel.gateway import REQUEST_TIMEOUT_S, Gateway
 from notebook_bcc.kernel.helper_source import call_expression
 from notebook_bcc.kernel.outputs import (
     RICH_OUTPUT_MAX_BYTES,
@@ -109,6 +111,8 @@ class KernelSession:
         self.spill_dir = Path(spill_dir) if spill_dir is not None else None
         self._log_file: Any = None
         self._client: StreamingClient | None = None
+        #: a gateway kernel ``launch`` is starting in a thread: its client, or what went wrong
+        self._remote_launch: concurrent.futures.Future[StreamingClient] | None = None
         #: the client is connected (implies ``_client``; a ``launch``-ed kernel may still boot)
         self._ready = False
         self._live: tuple[int, int] | None = None  # this kernel's entry in processes._LIVE
@@ -117,11 +121,21 @@ class KernelSession:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def launch(self) -> None:
-        """Spawn a local kernel's process and return without waiting for it, so that it boots
-        while the caller works; ``start`` (or the first cell) waits for it. A no-op for a
-        gateway kernel or one already launched; a failure here is left to ``start`` to retry
-        and report."""
-        if self._client is not None or self.gateway is not None or not self.cwd.is_dir():
+        """Start the kernel and return without waiting for it, so that it boots while the
+        caller works; ``start`` (or the first cell) waits for it. A local kernel's process is
+        spawned; a gateway kernel is asked for and connected to in a thread of its own (the
+        gateway takes 0.3-1 s). A no-op for a kernel already launched; a failure here is left
+        to ``start`` to retry and report."""
+        if self._client is not None or self._remote_launch is not None or not self.cwd.is_dir():
+            return
+        if self.gateway is not None:
+            self._remote_launch = future = concurrent.futures.Future()
+            threading.Thread(
+                target=self._launch_remote_in_thread,
+                args=(future,),
+                name="bcc-gateway-launch",
+                daemon=True,
+            ).start()
             return
         try:
             run_sync(self._a_spawn)(self._transports()[0], self._kernel_env())
@@ -174,12 +188,47 @@ class KernelSession:
         atexit.unregister(self.shutdown)
         atexit.register(self.shutdown)
 
-    def _start_remote(self) -> None:
-        """Start a kernel through the gateway and move it into the run's working directory
-        there (the data files sent or linked). Raises KernelError."""
-        assert self.gateway is not None
+    def _launch_remote_in_thread(self, future: concurrent.futures.Future) -> None:
+        """``launch``'s thread: ask the gateway for a kernel and connect to it, on an event loop
+        of this thread's own; the client (or the error) goes to ``future``."""
         try:
-            run_sync(self._a_launch_remote)()
+            client = self._new_client(self._gateway_manager(), [])
+            run_sync(client.async_start_new_kernel)()
+            try:
+                run_sync(client.async_start_new_kernel_client)()
+            except BaseException:
+                run_sync(processes.stop)(client, True)
+                raise
+        except BaseException as exc:
+            future.set_exception(exc)
+        else:
+            future.set_result(client)
+
+    def _launched_remote(self) -> StreamingClient | None:
+        """The client ``launch`` connected in its thread (waited for), None if it failed."""
+        future, self._remote_launch = self._remote_launch, None
+        if future is None:
+            return None
+        try:
+            return future.result(timeout=self.startup_timeout + REQUEST_TIMEOUT_S)
+        except Exception:
+            return None
+
+    def _gateway_manager(self) -> Any:
+        assert self.gateway is not None
+        return self.gateway.manager(self.kernel_name)
+
+    def _start_remote(self) -> None:
+        """Start a kernel through the gateway (or take the one ``launch`` started) and move
+        it into the run's working directory there (the data files sent or linked). Raises
+        KernelError."""
+        assert self.gateway is not None
+        launched = self._launched_remote()
+        try:
+            if launched is not None:
+                self._client = launched
+            else:
+                run_sync(self._a_launch_remote)()
         except Exception as exc:
             run_sync(self._a_teardown)(True)
             raise KernelError(
@@ -210,8 +259,7 @@ class KernelSession:
             raise KernelError(f"kernel gateway: preparing the remote working directory: {detail}")
 
     async def _a_launch_remote(self) -> None:
-        assert self.gateway is not None
-        client = self._new_client(self.gateway.manager(self.kernel_name), [])
+        client = self._new_client(self._gateway_manager(), [])
         self._client = client
         await client.async_start_new_kernel()
         await client.async_start_new_kernel_client()
@@ -279,6 +327,9 @@ class KernelSession:
         """Stop the kernel; idempotent. ``now``: kill it at once instead of asking it to exit
         (what is running is lost). A graceful shutdown falls back to a kill."""
         atexit.unregister(self.shutdown)
+        launched = self._launched_remote()  # a gateway kernel still being asked for: waited for
+        if launched is not None:
+            run_sync(processes.stop)(launched, True)
         run_sync(self._a_teardown)(now)
         if self._log_file is not None:
             self._log_file.close()

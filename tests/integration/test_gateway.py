@@ -19,6 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from notebook_bcc.kernel.gateway import Gateway
+from notebook_bcc.kernel.session import KernelSession
 from tests.conftest import BCC, ROOT, run_bcc
 
 pytestmark = pytest.mark.timeout(600)
@@ -129,6 +131,31 @@ def test_a_gateway_killed_mid_run_ends_resumable_and_resume_completes(
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     summary = json.loads((run / "summary.json").read_text())
     assert summary["verification"]["status"] == "passed"
+    assert gateway.kernels() == []
+
+
+def test_a_gateway_kernel_boots_while_bcc_works_and_is_never_left_behind(
+    tmp_path: Path, gateway: KernelGateway
+) -> None:
+    """``launch`` asks the gateway for a kernel in a thread; ``start`` takes it, ready; a
+    shutdown while it is still being asked for waits for it and removes it."""
+    work = tmp_path / "work"
+    (work / "assets").mkdir(parents=True)
+    session = KernelSession(work, gateway=Gateway(gateway.url))
+    session.launch()
+    time.sleep(2)  # bcc's own work while the gateway starts the kernel
+    started = time.monotonic()
+    session.start()
+    waited = time.monotonic() - started
+    outcome = session.run_cell("import os; print(os.getcwd())")
+    remote_id = session.remote_id
+    session.shutdown()
+    assert outcome.status == "ok" and outcome.excerpt.strip().endswith("bcc-runs/work")
+    assert waited < 0.5, f"start waited {waited:.2f} s for a kernel launched 2 s before"
+    assert remote_id and gateway.kernels() == []
+    quitter = KernelSession(work, gateway=Gateway(gateway.url))
+    quitter.launch()
+    quitter.shutdown(now=True)  # e.g. a bad model key: the run ends before its first cell
     assert gateway.kernels() == []
 
 
