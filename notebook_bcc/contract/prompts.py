@@ -129,11 +129,16 @@ def _plan(obs: Observation) -> str:
 
 
 def _focus(obs: Observation) -> str:
+    """What the planners said to focus on, labelled as their intent when they planned (a
+    planner's guess about the data is not a finding)."""
     parts = []
     if obs.focus:
-        parts.append(f"Plan focus: {obs.focus}")
+        parts.append(f"Plan focus (the stage planner's intent, before any cell ran): {obs.focus}")
     if obs.stage and obs.stage.focus:
-        parts.append(f"Focus of stage {obs.stage.id}: {obs.stage.focus}")
+        parts.append(
+            f"Focus of stage {obs.stage.id} (the step planner's intent when it planned the "
+            f"stage; what the cells printed since overrides it): {obs.stage.focus}"
+        )
     return "\n".join(parts) or "(none given)"
 
 

@@ -26,6 +26,7 @@ from notebook_bcc.agents.offline.recipes import (
     Cell,
     RecipeContext,
 )
+from notebook_bcc.agents.offline.templates.loader import template
 from tests.conftest import FINAL_METRICS_KEYS, output_text
 
 REPO = Path(__file__).parents[2]
@@ -166,6 +167,32 @@ def check_probe(probe: dict, ctx: RecipeContext) -> None:
         assert isinstance(metrics[key], float), (key, metrics[key])
     stability = probe["stability_report"]
     assert stability["bootstrap_resamples"] > 0 and len(stability["cv_mean_by_seed"]) == 3
+    gap = abs(metrics["test_score"] - metrics["cv_mean"])
+    flagged = "the split may have been" in " ".join(probe["result_lines"].values())
+    assert flagged == (metrics["cv_std"] > 0 and gap > 2 * metrics["cv_std"]), metrics
+
+
+@pytest.mark.parametrize(
+    ("test_score", "said"),
+    [(0.95, "0.050 above the CV mean, more than two CV standard deviations: the split may "
+      "have been a lucky one"),
+     (0.80, "0.100 below the CV mean, more than two CV standard deviations: the split may "
+      "have been an unlucky one"),
+     (0.91, None)],
+)  # fmt: skip
+def test_the_hold_out_result_says_when_the_split_looks_lucky(
+    test_score: float, said: str | None
+) -> None:
+    said_lines: list[str] = []
+    names = {
+        "final_metrics": {"model": "forest", "metric": "accuracy", "test_score": test_score,
+                          "cv_mean": 0.9, "cv_std": 0.01, "baseline_score": 0.4},
+        "y_test": [0] * 50, "_bcc_extra": [],
+        "_bcc_fmt": lambda x: f"{x:.3f}", "_bcc_result": said_lines.append,
+    }  # fmt: skip
+    exec(template("model_holdout_result.py"), names)
+    assert said_lines[0].startswith("on the 50 hold-out rows forest scores accuracy")
+    assert (said in said_lines[0]) if said else ("split may have been" not in said_lines[0])
 
 
 # ----------------------------------------------------------------------------- static checks

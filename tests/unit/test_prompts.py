@@ -139,3 +139,19 @@ def test_the_action_generator_is_told_the_library_versions_and_the_planner_the_m
     assert "`baseline_score` (the same metric on the same\n  held-out rows" in planner
     behavior = render(_obs("START_BEHAVIOR")).system
     assert "to use a\n  module no cell imported" in behavior
+
+
+def test_the_second_trial_s_open_points_are_answered_in_the_prompts() -> None:
+    """A model asked: what form an open question's value takes, which standard deviation
+    cv_std is, how criteria compare floats, whether a lucky split is checked; and it took a
+    planner's focus for a finding."""
+    planner = " ".join(render(_obs("START_WORKFLOW")).system.split())
+    assert "for an open question (why, what drives, describe), `value` is its short" in planner
+    assert "numpy's `.std()` computes it, ddof=0" in planner
+    assert "more than two `cv_std` from `cv_mean`" in planner
+    behavior = " ".join(render(_obs("START_BEHAVIOR")).system.split())
+    assert "Compare computed floats with a tolerance" in behavior
+    stage = StageView("modelling", "Modelling", "Model it.", "running", (), (), (STEP,), "the y")
+    user = render(_obs("COMPLETE_ACTION", stages=(stage,), focus="y may be skewed")).user
+    assert "Plan focus (the stage planner's intent, before any cell ran): y may be skewed" in user
+    assert "the step planner's intent when it planned the stage" in user
