@@ -192,17 +192,9 @@ class KernelSession:
         """``launch``'s thread: ask the gateway for a kernel and connect to it, on an event loop
         of this thread's own; the client (or the error) goes to ``future``."""
         try:
-            client = self._new_client(self._gateway_manager(), [])
-            run_sync(client.async_start_new_kernel)()
-            try:
-                run_sync(client.async_start_new_kernel_client)()
-            except BaseException:
-                run_sync(processes.stop)(client, True)
-                raise
+            future.set_result(run_sync(self._a_remote_client)())
         except BaseException as exc:
             future.set_exception(exc)
-        else:
-            future.set_result(client)
 
     def _launched_remote(self) -> StreamingClient | None:
         """The client ``launch`` connected in its thread (waited for), None if it failed."""
@@ -214,21 +206,13 @@ class KernelSession:
         except Exception:
             return None
 
-    def _gateway_manager(self) -> Any:
-        assert self.gateway is not None
-        return self.gateway.manager(self.kernel_name)
-
     def _start_remote(self) -> None:
         """Start a kernel through the gateway (or take the one ``launch`` started) and move
         it into the run's working directory there (the data files sent or linked). Raises
         KernelError."""
         assert self.gateway is not None
-        launched = self._launched_remote()
         try:
-            if launched is not None:
-                self._client = launched
-            else:
-                run_sync(self._a_launch_remote)()
+            self._client = self._launched_remote() or run_sync(self._a_remote_client)()
         except Exception as exc:
             run_sync(self._a_teardown)(True)
             raise KernelError(
@@ -258,11 +242,18 @@ class KernelSession:
             detail = f"{result.get('ename')}: {result.get('evalue')}" if result else "no reply"
             raise KernelError(f"kernel gateway: preparing the remote working directory: {detail}")
 
-    async def _a_launch_remote(self) -> None:
-        client = self._new_client(self._gateway_manager(), [])
-        self._client = client
+    async def _a_remote_client(self) -> StreamingClient:
+        """A kernel asked for on the gateway and connected to; removed again if the
+        connection fails."""
+        assert self.gateway is not None
+        client = self._new_client(self.gateway.manager(self.kernel_name), [])
         await client.async_start_new_kernel()
-        await client.async_start_new_kernel_client()
+        try:
+            await client.async_start_new_kernel_client()
+        except BaseException:
+            await processes.stop(client, True)
+            raise
+        return client
 
     def _new_client(self, km: Any, extra_arguments: list[str]) -> StreamingClient:
         return StreamingClient(
