@@ -25,6 +25,7 @@ _SKIP = {"In", "Out", "exit", "quit", "get_ipython"}
 _MAX_VARS = 500
 _MAX_COLS = 40
 _REPR_CHARS = 600
+_SMALL_SERIES = 20  # a Series this short shows its values
 
 class _OrderedRepr(_reprlib.Repr):
     # reprlib sorts dict keys; a ledger must show them in the order the code made them
@@ -42,13 +43,17 @@ class _OrderedRepr(_reprlib.Repr):
         return "{" + ", ".join(items) + "}"
 
     def repr_instance(self, x, level):
-        if hasattr(x, "get_params") and type(x).__module__.startswith("sklearn"):
+        if _is_estimator(x):
             return self._trim(_estimator_text(x))
         return super().repr_instance(x, level)
 
     def _trim(self, text):
         limit = self.maxother
         return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_estimator(x):
+    return hasattr(x, "get_params") and type(x).__module__.startswith("sklearn")
 
 
 def _estimator_text(x):
@@ -122,8 +127,11 @@ def _summary(name, value):
                     bytes=int(value.memory_usage(index=True, deep=False).sum()))
     elif pd is not None and isinstance(value, pd.Series):
         n = len(value)
+        text = f"Series {n} {value.dtype} name={_short.repr(value.name)}"
+        if n <= _SMALL_SERIES:  # coefficients, importances, counts: the values are the point
+            text += " " + _short.repr(dict(value.items()))
         info.update(shape=str(n), length=n, bytes=int(value.memory_usage(index=True, deep=False)),
-                    repr=f"Series {n} {value.dtype} name={_short.repr(value.name)}")
+                    repr=text)
     elif np is not None and isinstance(value, np.ndarray):
         shape = _dims(value.shape)
         text = _short.repr(value) if value.size <= 20 else f"ndarray {shape} {value.dtype}"
@@ -133,7 +141,8 @@ def _summary(name, value):
         shape = getattr(value, "shape", None)
         if isinstance(shape, tuple):
             info["shape"] = _dims(shape)
-        if hasattr(type(value), "__len__"):
+        # a scikit-learn ensemble's len() is its number of estimators, not a size
+        if hasattr(type(value), "__len__") and not _is_estimator(value):
             try:
                 info["length"] = int(len(value))
             except Exception:

@@ -518,3 +518,23 @@ def test_a_pipeline_is_summarised_by_its_parts(session: KernelSession) -> None:
     )
     assert found["pipe"].repr == expected
     assert found["models"].repr == "{'linear': " + expected + "}"
+    assert found["pipe"].length is None  # len(Pipeline) counts its steps: not a size
+
+
+def test_a_short_series_shows_its_values_and_an_ensemble_has_no_length(
+    session: KernelSession,
+) -> None:
+    """A real model asked what `linear_coefficients: Series 8 float64` held, and read
+    `GradientBoostingRegressor [len 100]` as a size (it is the number of estimators)."""
+    session.run_cell(
+        "import pandas as pd\n"
+        "from sklearn.ensemble import GradientBoostingRegressor\n"
+        "coefs = pd.Series({'age': 0.25, 'bmi': 0.5}, name='coef')\n"
+        "long_series = pd.Series(range(100))\n"
+        "booster = GradientBoostingRegressor(n_estimators=7).fit([[0], [1], [2]], [0, 1, 2])"
+    )
+    found = {v.name: v for v in session.inspect()}
+    assert found["coefs"].repr == "Series 2 float64 name='coef' {'age': 0.25, 'bmi': 0.5}"
+    assert found["long_series"].repr == "Series 100 int64 name=None"
+    assert found["booster"].length is None
+    assert found["booster"].repr.startswith("GradientBoostingRegressor(n_estimators=7")

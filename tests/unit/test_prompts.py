@@ -149,8 +149,14 @@ def test_the_second_trial_s_open_points_are_answered_in_the_prompts() -> None:
     assert "for an open question (why, what drives, describe), `value` is its short" in planner
     assert "numpy's `.std()` computes it, ddof=0" in planner
     assert "more than two `cv_std` from `cv_mean`" in planner
+    assert "`focus` says what to look at, not what you expect to find" in planner
     behavior = " ".join(render(_obs("START_BEHAVIOR")).system.split())
     assert "Compare computed floats with a tolerance" in behavior
+    # the third trial: the generator, not only the planner, must know these rules
+    action = " ".join(render(_obs("COMPLETE_ACTION")).system.split())
+    assert "for an open question, `value` is the short headline" in action
+    assert "re-runs the saved notebook from the top in a fresh kernel" in action
+    assert "lies more than two `cv_std` from `cv_mean`" in action
     stage = StageView("modelling", "Modelling", "Model it.", "running", (), (), (STEP,), "the y")
     user = render(_obs("COMPLETE_ACTION", stages=(stage,), focus="y may be skewed")).user
     assert "Plan focus (the stage planner's intent, before any cell ran): y may be skewed" in user
