@@ -8,6 +8,8 @@ Inert unless ``$BCC_FAILPOINTS`` is set (it never is in normal use). The points:
 ``abort``  the start of the clean-up after an error or interrupt (before the abort checkpoint)
 
 ``BCC_FAILPOINTS`` is a comma-separated list of ``POINT@N=ACTION``: at the Nth hit of POINT,
+or ``POINT:NAME@N=ACTION``: at its Nth hit on a file named NAME (``write:state.json@9``; the
+notebook's live saves depend on timing, so a plain write count is not the same in every run),
 
 ``enospc``  raise ``OSError(ENOSPC)`` (the write then fails as on a full disk)
 ``pause``   create the file ``$BCC_FAILPOINTS_MARK`` and sleep 120 s (a test kills bcc there)
@@ -29,6 +31,7 @@ PAUSE_S = 120.0
 
 
 def _parse(spec: str) -> dict[tuple[str, int], str]:
+    """``{("write", 10): "enospc", ("write:state.json", 9): "pause"}`` from the variable."""
     rules: dict[tuple[str, int], str] = {}
     for item in filter(None, (part.strip() for part in spec.split(","))):
         where, _, action = item.partition("=")
@@ -54,10 +57,12 @@ def hit(point: str, path: Path | str = "") -> None:
     if not _armed or not (_RULES or _TRACE):
         return
     n = _counts[point] = _counts.get(point, 0) + 1
+    named = f"{point}:{Path(path).name}"
+    n_named = _counts[named] = _counts.get(named, 0) + 1
     if _TRACE:
         with open(_TRACE, "a", encoding="utf-8") as fh:
             fh.write(f"{point} {n} {path}\n")
-    action = _RULES.get((point, n))
+    action = _RULES.get((point, n)) or _RULES.get((named, n_named))
     if action == "enospc":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
     if action == "pause":

@@ -19,22 +19,29 @@ from tests.faults.test_kill_resume import _code_cells, reference_run
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str], int]:
+def reference(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, Path, list[str], int, str]:
+    """Inputs, code cells, the number of writes and the last write as ``write:NAME@N``."""
     problem, data, code, trace = reference_run(tmp_path_factory.mktemp("ref"))
-    return problem, data, code, sum(1 for line in trace if line.startswith("write "))
+    names = [Path(line.split(maxsplit=2)[2]).name for line in trace if line.startswith("write ")]
+    last = f"write:{names[-1]}@{names.count(names[-1])}"
+    return problem, data, code, len(names), last
 
 
 @pytest.mark.parametrize("which", ["1st", "10th", "last"])
 def test_disk_full_exits_8_keeps_the_checkpoint_and_resume_completes(
     which: str, reference, tmp_path: Path, fault_clock
 ):
-    problem, data, expected, writes = reference
+    problem, data, expected, writes, last = reference
+    # the last write is named by its file: how many writes precede it depends on timing
+    point = {"1st": "write@1", "10th": "write@10", "last": last}[which]
     nth = {"1st": 1, "10th": 10, "last": writes}[which]
     run = tmp_path / "run"
     started = time.monotonic()
     proc = run_bcc(
         "run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify",
-        env={"BCC_FAILPOINTS": f"write@{nth}=enospc"},
+        env={"BCC_FAILPOINTS": f"{point}=enospc"},
     )  # fmt: skip
     assert proc.returncode == 8, proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -70,7 +77,7 @@ def small_disk(tmp_path: Path):
 def test_a_really_full_disk_exits_8_and_resume_completes_once_space_is_freed(
     small_disk: Path, reference, fault_clock
 ):
-    problem, data, expected, _ = reference
+    problem, data, expected, *_ = reference
     run = small_disk / "run"
     proc = run_bcc("run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify")
     assert proc.returncode == 8, proc.stderr

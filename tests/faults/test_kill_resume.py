@@ -99,13 +99,6 @@ def _completed(run: Path) -> bool:
     return path.exists() and '"WORKFLOW_COMPLETED"' in path.read_text()
 
 
-def _nth_write_of(trace: list[str], name: str, nth: int) -> int:
-    """The failpoint index of the ``nth`` write of ``name`` in a reference trace."""
-    hits = [int(line.split()[1]) for line in trace if line.startswith("write ")]
-    paths = [line.split(maxsplit=2)[2] for line in trace if line.startswith("write ")]
-    return [n for n, p in zip(hits, paths, strict=True) if p.endswith(name)][nth - 1]
-
-
 POINTS = [
     "during_an_agent_transition",
     "during_a_cell",
@@ -126,7 +119,7 @@ def test_sigkill_then_resume_completes_the_same_notebook(
     if point == "during_an_agent_transition":
         env["BCC_FAILPOINTS"] = "agent@12=pause"  # the 12th agent call stalls; killed there
     elif point == "during_a_checkpoint_write":  # temp file written, not yet renamed
-        env["BCC_FAILPOINTS"] = f"write@{_nth_write_of(trace, 'state.json', 9)}=pause"
+        env["BCC_FAILPOINTS"] = "write:state.json@9=pause"
     args = [*BCC, "run", str(problem), str(data), "--out", str(run), "--quiet"]
     proc = subprocess.Popen(
         args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
