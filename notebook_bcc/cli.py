@@ -22,11 +22,14 @@ import typer
 from notebook_bcc import fsm
 from notebook_bcc.errors import BccError, PayloadError, UsageError
 
-# jsonschema (under nbformat) imports rfc3987_syntax when it is installed (jupyter_server's
-# dependencies bring it) for an "iri" format check that no notebook schema uses; it builds ~35
-# parsers on import, about 1 s of every bcc start (python-jsonschema/jsonschema#1428). The
-# CLI's process declines it; a program importing notebook_bcc as a library is left alone.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+# jsonschema (under nbformat) imports a checker for each string format whose library is
+# installed (jupyter_server's dependencies bring them), for checks no notebook schema uses:
+# rfc3987_syntax ("iri") builds ~35 parsers on import, about 1 s of every bcc start
+# (python-jsonschema/jsonschema#1428); rfc3986_validator ("uri") compiles its regexes, 22 ms;
+# isoduration ("duration") pulls in arrow, 11 ms. The CLI's process declines them (jsonschema
+# then skips those formats); a program importing notebook_bcc as a library is left alone.
+for _unused_format_checker in ("rfc3987_syntax", "rfc3986_validator", "isoduration"):
+    sys.modules.setdefault(_unused_format_checker, None)  # type: ignore[arg-type]
 
 app = typer.Typer(
     name="bcc",
