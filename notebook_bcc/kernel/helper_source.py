@@ -2,8 +2,9 @@
 
 The code is sent as a string in a user expression (``call_expression``) that, the first time,
 ``exec``-s it into a module kept in ``sys.modules`` under a name holding the source's hash, so
-nothing is added to the user namespace and later calls skip compiling it (~2 ms each). Every entry point takes a JSON string and returns a JSON string; it
-catches user errors itself so IPython never records a traceback (``sys.last_value`` stays put).
+nothing is added to the user namespace and later calls skip compiling it (~2 ms each). Every
+entry point takes a JSON string and returns a JSON string; it catches user errors itself so
+IPython never records a traceback (``sys.last_value`` stays put).
 Work per variable is bounded: shallow memory figures, capped column lists, ``reprlib`` reprs.
 """
 

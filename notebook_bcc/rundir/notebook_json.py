@@ -50,8 +50,9 @@ class NotebookJson:
             seen[key] = text
             texts.append(text)
         self._cells = seen
-        _validate(nb, fresh)
-        top = json.dumps(_head(nb), **_FORMAT)
+        head = _head(nb)
+        _validate(head, fresh, nb.cells)
+        top = json.dumps(head, **_FORMAT)
         if not texts:
             return top
         body = '"cells": [\n  ' + ",\n  ".join(texts) + "\n ]"
@@ -74,12 +75,11 @@ def _cell_text(cell: Any) -> str:
     return json.dumps(split, **_FORMAT).replace("\n", "\n  ")
 
 
-def _validate(nb: Any, cells: list[Any]) -> None:
-    """nbformat's validation of the metadata and ``cells`` (the others passed before), and
-    cell ids unique across the whole notebook."""
-    ids = [c.get("id") for c in nb.cells]
+def _validate(head: dict[str, Any], fresh: list[Any], cells: list[Any]) -> None:
+    """nbformat's validation of the notebook as written without its cells but the ``fresh``
+    ones (the others passed before), and cell ids unique across all ``cells``."""
+    ids = [c.get("id") for c in cells]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise nbformat.ValidationError(f"Non-unique cell id {dup!r} detected.")
-    part = {k: v for k, v in nb.items() if k != "cells"}
-    nbformat.validate({**part, "cells": cells})
+    nbformat.validate({**head, "cells": fresh})

@@ -1,11 +1,12 @@
 """KernelHost: the run's kernel, started on first use, and what the run learns from it.
 
 ``launch`` spawns the kernel's process (or asks a gateway for a kernel, in a thread) at the
-start of a run, so that it boots while the first planners work; ``ensure`` waits for it on first use (a model failing at once costs a
-kernel killed at once, not one waited for). It runs the parameters cell of a new run or
-replays the notebook of a resumed one, records the kernel's pid for a later resume to reap,
-inspects the namespace into the ledger after cells, rebuilds the state after a restart
-(within ``--max-kernel-restarts``) and fetches the results at the end.
+start of a run, so that it boots while the first planners work; ``ensure`` waits for it on
+first use (a model failing at once costs a kernel killed at once, not one waited for). It runs
+the parameters cell of a new run or replays the notebook of a resumed one, records the
+kernel's pid for a later resume to reap, inspects the namespace into the ledger after cells,
+rebuilds the state after a restart (within ``--max-kernel-restarts``) and fetches the results
+at the end.
 """
 
 from __future__ import annotations
