@@ -15,6 +15,7 @@ from typing import Any
 
 from notebook_bcc.contract.payloads import BehaviorPayload
 from notebook_bcc.fsm import Event
+from notebook_bcc.inputs.questions import Question
 from notebook_bcc.kernel.figures import Figure
 from notebook_bcc.rundir.ledger import LedgerView, VariableRecord
 from notebook_bcc.rundir.state import WorkflowState
@@ -105,7 +106,7 @@ class Observation:
     max_behaviors: int = 4
     notes: tuple[str, ...] = ()
     seed: int = 42
-    questions: tuple[str, ...] = ()
+    questions: tuple[Question, ...] = ()
     focus: str = ""
     data_preview: tuple[str, ...] = ()
     attempts: tuple[Attempt, ...] = ()  # behaviors of the current step, oldest first
@@ -186,7 +187,7 @@ def observe(
     behavior: BehaviorPayload | None,
     max_behaviors: int,
     seed: int,
-    questions: tuple[str, ...] = (),
+    questions: tuple[Question, ...] = (),
     data_preview: tuple[str, ...] = (),
     figures: tuple[Figure, ...] = (),
 ) -> Observation:

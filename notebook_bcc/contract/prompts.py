@@ -99,12 +99,19 @@ def _indent(text: str, prefix: str = "  ") -> str:
 
 # -- sections that are never cut ----------------------------------------------------------
 def _questions(obs: Observation) -> str:
+    """Each question with the names its answer must carry (``final_answers[q]["values"]``)."""
     if not obs.questions:
         return (
-            "(no sentence of the problem ends with a question mark, so no final_answers; "
-            "requests made in prose are answered in the notebook's text and comments)"
+            "(none found: no list item or sentence of the problem asks for a value. If it does "
+            "ask for one, answer it in final_answers all the same: the summary keeps it, marked "
+            "as added)"
         )
-    return "\n".join(f"{i}. {q}" for i, q in enumerate(obs.questions, 1))
+    lines = []
+    for i, q in enumerate(obs.questions, 1):
+        lines.append(f"{i}. {q.text}")
+        if q.names:
+            lines.append("   values: " + ", ".join(q.names))
+    return "\n".join(lines)
 
 
 def _plan(obs: Observation) -> str:

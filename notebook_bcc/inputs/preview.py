@@ -10,6 +10,7 @@ their size and first lines.
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +22,7 @@ from notebook_bcc.inputs.tables import (
     read_table,
 )
 
-__all__ = ["preview_files", "preview_file"]
+__all__ = ["preview_columns", "preview_files", "preview_file"]
 
 MAX_ROWS = 5_000  # rows read for the dtypes and missing counts
 SHOW_ROWS = 3
@@ -141,6 +142,22 @@ def _column_lines(frame: pd.DataFrame, bounded: bool) -> list[str]:
         rest = ", ".join(str(c) for c in cols[MAX_COLUMNS:])
         lines.append(f"- {len(cols) - MAX_COLUMNS} more columns: {rest}")
     return lines
+
+
+_COLUMN_LINE = re.compile(r"^- (.+): [\w\[\], ]+?, \d+ missing")
+
+
+def preview_columns(previews: tuple[str, ...]) -> list[str]:
+    """The column names the previews list (``_column_lines``), every file's, in order."""
+    names: list[str] = []
+    for text in previews:
+        for line in text.splitlines():
+            match = _COLUMN_LINE.match(line)
+            if match:
+                names.append(match.group(1))
+            elif line.startswith("- ") and " more columns: " in line:
+                names += line.split(" more columns: ", 1)[1].split(", ")
+    return names
 
 
 def _levels(column: pd.Series) -> str:

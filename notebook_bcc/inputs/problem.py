@@ -1,5 +1,5 @@
 """Reading problem.md: optional YAML front matter (title, target, task, metric, drop, id, keep,
-sheet), else heuristics on the text."""
+sheet, questions, answers), else heuristics on the text (the questions: :mod:`questions`)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,24 @@ from dataclasses import dataclass
 
 import yaml
 
-__all__ = ["ProblemSpec", "questions_in", "read_problem", "resolve_target"]
+from notebook_bcc.inputs.questions import Question, questions_from
+
+__all__ = ["ProblemSpec", "Question", "read_problem", "resolve_target"]
 
 #: wording that asks for a model of a target (README, "Writing a problem", lists them)
+#: ("Determine the mean …" and "explain the findings" ask for no model; "what determines y",
+#: "estimate y from …" and "explain y from …" do)
+_WHAT = r"(?:what|which\s+\w+(?:\s+\w+)?)\s+"
 _SUPERVISED = re.compile(
-    r"\b(predict\w*|classif\w*|forecast\w*|regress\w*|explain\w*|estimat\w*|"
-    r"what drives|determin\w*|influenc\w*|affects?|which factors|depends? on|target)\b",
+    r"\b(predict\w*|classif\w*|forecast\w*|regress\w*|"
+    rf"{_WHAT}(?:explains?|determines?)|(?:explain|estimat)\w*\b[^.?!]*?\bfrom|"
+    r"what drives|influenc\w*|affects?|which factors|depends? on|target)\b",
     re.IGNORECASE,
 )
 #: wording that asks to put the data files together, and the key it names ("on `id`")
 _JOIN = re.compile(r"\b(join\w*|merg\w*|combin\w*|link\w*)\b", re.IGNORECASE)
 _JOIN_ON = re.compile(r"\b(?:on|by|using|via)\s+`([^`]+)`", re.IGNORECASE)
+_FILE_NAME = re.compile(r"\.(csv|tsv|txt|xlsx?|parquet|feather|json|jsonl|gz|zip)$", re.I)
 _CLASSIFY = re.compile(
     r"\b(classif\w*|which class|categor\w*|species|type of|who survived)\b", re.I
 )
@@ -37,7 +44,7 @@ class ProblemSpec:
     ids: tuple[str, ...] = ()
     reason: str = ""
     keep: tuple[str, ...] = ()  # columns used as features even if a leakage guard objects
-    questions: tuple[str, ...] = ()  # the questions the text asks, in order (final_answers keys)
+    questions: tuple[Question, ...] = ()  # what the text asks, in order (final_answers keys)
     join: bool = False  # the text asks to join (merge, combine, link) the data files
     join_on: str | None = None  # the key it names: "on `customer_id`"
     sheet: str | None = None  # the Excel sheet to read (front matter sheet:), else the first
@@ -87,7 +94,11 @@ def read_problem(text: str) -> ProblemSpec:
         reason = "front matter says task: eda"
     join_on = _JOIN_ON.search(body) if _JOIN.search(body) else None
     if not target and task != "eda":
-        quoted = [q for q in re.findall(r"`([^`]+)`", body) if not join_on or q != join_on[1]]
+        quoted = [
+            q
+            for q in re.findall(r"`([^`]+)`", body)
+            if not (join_on and q == join_on[1]) and not _FILE_NAME.search(q)
+        ]
         target = quoted[0] if quoted and _SUPERVISED.search(body) else None
         if _SUPERVISED.search(body):
             task = task or ("classification" if _CLASSIFY.search(body) else "auto")
@@ -105,63 +116,11 @@ def read_problem(text: str) -> ProblemSpec:
         ids=_as_tuple(meta.get("id")),
         keep=_as_tuple(meta.get("keep")),
         reason=reason,
-        questions=questions_in(body),
+        questions=questions_from(meta, body),
         join=bool(_JOIN.search(body)),
         join_on=join_on[1] if join_on else None,
         sheet=None if meta.get("sheet") is None else str(meta["sheet"]),
     )
-
-
-#: a request phrased as a statement that still asks a question: "tell me which ..."
-_ASKS = re.compile(
-    r"\b(tell me|find out|let me know|work out)\s+(which|what|how|whether|who|where|when|if)\b",
-    re.IGNORECASE,
-)
-_ITEM = re.compile(r"^\s*(?:[-*+]|\(?\d{1,2}[.)])\s+(.+)$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'])")
-
-
-def questions_in(body: str) -> tuple[str, ...]:
-    """The questions a problem asks, whole, in order: each list item or sentence ending in '?',
-    or asking in so many words ("tell me which ...", "find out whether ...").
-
-    A list item (``1.``, ``2)``, ``-``) that ends with a question mark is one question, however
-    many sentences it has; elsewhere each sentence ending with ``?`` is one. Headings and
-    fenced code are ignored.
-    """
-    found: list[str] = []
-    in_fence = False
-    paragraph: list[str] = []
-
-    def flush() -> None:
-        text = " ".join(paragraph).strip()
-        paragraph.clear()
-        for sentence in _SENTENCE_END.split(text):
-            sentence = sentence.strip()
-            asks = sentence.endswith("?") or _ASKS.search(sentence)
-            if asks and sentence not in found:
-                found.append(sentence)
-
-    for line in body.splitlines():
-        if line.strip().startswith("```"):
-            in_fence = not in_fence
-            continue
-        if in_fence or line.lstrip().startswith("#"):
-            continue
-        item = _ITEM.match(line)
-        if item or not line.strip():
-            flush()
-        if item:
-            text = " ".join(item.group(1).split())
-            if text.endswith("?") or _ASKS.search(text):
-                if text not in found:
-                    found.append(text)
-            else:
-                paragraph.append(text)
-        elif line.strip():
-            paragraph.append(line.strip())
-    flush()
-    return tuple(found)
 
 
 def _norm(name: str) -> str:

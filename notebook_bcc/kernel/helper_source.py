@@ -326,7 +326,7 @@ def fetch_ns(request):
         if not isinstance(value, (dict, list, tuple, str, int, float, bool)) or value is None:
             continue
         try:
-            text = _json.dumps(value, allow_nan=False, default=_plain)
+            text = _json.dumps(value, default=_plain)  # NaN too: answers may hold it
         except (TypeError, ValueError):
             continue
         if len(text) <= req["max_chars"]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from lxml import etree
 
+from notebook_bcc.rundir.results import named_text
 from notebook_bcc.rundir.store import RunStore
 
 __all__ = ["render_report", "write_report"]
@@ -313,7 +314,13 @@ def _results(summary: dict[str, Any] | None) -> str:
         out.append("<h3>Answers</h3><ol>")
         for a in answers:
             value = json.dumps(a["value"]) if a.get("answered") else "not answered"
-            out.append(f"<li>{e(a['question'])} <b>{e(value)}</b> — {e(a.get('text') or '')}</li>")
+            named = a.get("values") or {}
+            out.append(
+                f"<li>{e(a['question'])}{' <i>(added by the model)</i>' if a.get('added') else ''}"
+                f" <b>{e(value)}</b> — {e(a.get('text') or '')}"
+                + (f"<br><code>{e(named_text(named))}</code>" if named else "")
+                + "</li>"
+            )
         out.append("</ol>")
     if isinstance(summary.get("key_results"), dict):
         rows = "".join(

@@ -1,19 +1,34 @@
-"""The results contract (README, "Results: answers and key results"): ``final_answers`` and ``final_metrics``, read from the
-kernel at the end of a run, matched to the problem's questions, and compared with what the
-verification re-execution computed.
+"""The results contract (README, "Results: answers and key results"): ``final_answers`` and
+``final_metrics``, read from the kernel at the end of a run, matched to the problem's questions,
+and compared, value by value, with what the verification re-execution computed.
+
+An answer is ``{"value": headline, "text": sentence, "values": {name: value, ...}}``; a bare
+value is taken as the headline. ``values`` holds every name the question names (``@name[…]``),
+and may hold names the model chose for a question that asks several things.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["RESULT_NAMES", "Answer", "answers", "compare"]
+__all__ = ["RESULT_NAMES", "Answer", "Asked", "answers", "compare", "named_text", "value_text"]
 
 RESULT_NAMES = ("final_answers", "final_metrics")
+
+
+class Asked(Protocol):
+    """A question of the problem (``inputs.questions.Question``): its text and value names."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -22,59 +37,107 @@ class Answer:
     value: Any  # None when not answered
     text: str
     answered: bool
+    values: tuple[tuple[str, Any], ...] = ()  # (name, value): the named ones first, in order
+    missing: tuple[str, ...] = ()  # names the question names that the answer lacks
+    added: bool = False  # a key of final_answers that is none of the problem's questions
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "question": self.question,
             "value": self.value,
             "text": self.text,
             "answered": self.answered,
+            "values": dict(self.values),
         }
+        if self.missing:
+            out["missing_values"] = list(self.missing)
+        if self.added:
+            out["added"] = True
+        return out
+
+
+def value_text(value: Any) -> str:
+    """A value as summary.md, ``bcc status`` and report.html show it: a string as it is,
+    anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def named_text(values: Mapping[str, Any]) -> str:
+    """Named values in the benchmark's form: ``@mean_age[39.21] @p_value[0.003]`` (a value
+    not given shows as ``@name[]``)."""
+    return " ".join(f"@{n}[{'' if v is None else value_text(v)}]" for n, v in values.items())
 
 
 def _key(text: str) -> str:
     return re.sub(r"[^0-9a-z]+", " ", str(text).lower()).strip()
 
 
-def _split(entry: Any) -> tuple[Any, str]:
-    """(value, text) of one final_answers entry: {"value": v, "text": t}, or a bare value."""
-    if isinstance(entry, Mapping) and "value" in entry:
-        return entry["value"], str(entry.get("text") or "")
-    return entry, ""
+def _entry(question: str, entry: Any, names: Sequence[str] = (), added: bool = False) -> Answer:
+    """The Answer of one final_answers entry: {"value", "text", "values"}, or a bare value.
+    The question's names come first in ``values``, in its order; a missing one is listed."""
+    if isinstance(entry, Mapping) and ("value" in entry or "values" in entry):
+        value, text = entry.get("value"), str(entry.get("text") or "")
+        given = entry.get("values")
+        given = dict(given) if isinstance(given, Mapping) else {}
+    else:
+        value, text, given = entry, "", {}
+    named = {str(k): v for k, v in given.items()}
+    values = [(n, named.pop(n)) for n in names if n in named] + list(named.items())
+    if value is None and len(values) == 1:
+        value = values[0][1]  # one named value is the headline
+    missing = tuple(n for n in names if n not in dict(values))
+    answered = value is not None or any(v is not None for _, v in values)
+    return Answer(question, value, text, answered, tuple(values), missing, added)
 
 
-def answers(questions: Sequence[str], final_answers: Any) -> list[Answer]:
-    """One Answer per question of the problem (in order), then any extra entries.
-
-    A question matches the entry whose key is the question itself (letter case, spacing and
-    punctuation aside), or its number ("1", "q1"). A question with no entry, or whose value is
-    None, is not answered.
-    """
-    given = dict(final_answers) if isinstance(final_answers, Mapping) else {}
-    by_key = {_key(k): k for k in given}
-    out: list[Answer] = []
-    used: set[str] = set()
-    for i, question in enumerate(questions, 1):
-        key = next(
-            (by_key[k] for k in (_key(question), str(i), f"q{i}", f"q {i}") if k in by_key), None
-        )
-        if key is None:
-            out.append(Answer(question, None, "not answered: final_answers has no entry", False))
+def _match(questions: Sequence[Asked], keys: Sequence[str]) -> dict[int, str]:
+    """Question index -> its key of final_answers: the question itself (letter case, spacing
+    and punctuation aside), its number ("1", "q1", "question 1"), or the start of its text
+    (at least 20 characters, and no other question starts so)."""
+    by_key = {_key(k): k for k in keys}
+    found: dict[int, str] = {}
+    for i, q in enumerate(questions):
+        n = i + 1
+        for k in (_key(q.text), str(n), f"q{n}", f"q {n}", f"question {n}"):
+            if k in by_key and by_key[k] not in found.values():
+                found[i] = by_key[k]
+                break
+    for k, key in by_key.items():
+        if key in found.values() or len(k) < 20:
             continue
-        used.add(key)
-        value, text = _split(given[key])
-        out.append(Answer(question, value, text, value is not None))
-    for key, entry in given.items():
-        if key not in used:
-            value, text = _split(entry)
-            out.append(Answer(str(key), value, text, value is not None))
+        starts = [i for i, q in enumerate(questions) if _key(q.text).startswith(k)]
+        if len(starts) == 1 and starts[0] not in found:
+            found[starts[0]] = key
+    return found
+
+
+def answers(questions: Sequence[Asked], final_answers: Any) -> list[Answer]:
+    """One Answer per question of the problem (in order), then any entry a model added
+    (marked ``added``). A question with no entry, or with no value at all, is not answered."""
+    given = dict(final_answers) if isinstance(final_answers, Mapping) else {}
+    keys = _match(questions, [str(k) for k in given])
+    by_text = {str(k): v for k, v in given.items()}
+    out: list[Answer] = []
+    for i, q in enumerate(questions):
+        if i not in keys:
+            out.append(
+                Answer(q.text, None, "not answered: final_answers has no entry", False,
+                       tuple((n, None) for n in q.names), q.names)
+            )  # fmt: skip
+            continue
+        out.append(_entry(q.text, by_text[keys[i]], q.names))
+    used = set(keys.values())
+    out += [_entry(k, v, added=True) for k, v in by_text.items() if k not in used]
     return out
 
 
 def _same(a: Any, b: Any) -> bool:
+    """Equal, floats to 1e-9 relative (NaN equal to NaN), containers item by item."""
     if isinstance(a, bool) or isinstance(b, bool):
         return a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
@@ -83,8 +146,34 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+def _differences(where: str, a: Any, b: Any) -> list[str]:
+    """One line per part of ``a`` that ``b`` does not reproduce: an answer's value, text and
+    each named value apart (``final_answers['q']['values']['p_value']``)."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping) and (a.keys() & {"value", "values"}):
+        lines = []
+        for part in ("value", "text"):
+            if part in a and not _same(a[part], b.get(part)):
+                lines.append(
+                    f"{where}[{part!r}]: {a[part]!r} in the run, {b.get(part)!r} on re-execution"
+                )
+        ours, theirs = a.get("values"), b.get("values")
+        if isinstance(ours, Mapping):
+            theirs = theirs if isinstance(theirs, Mapping) else {}
+            for name, value in ours.items():
+                if name not in theirs or not _same(value, theirs[name]):
+                    lines.append(
+                        f"{where}['values'][{name!r}]: {value!r} in the run, "
+                        f"{theirs.get(name)!r} on re-execution"
+                    )
+        return lines
+    if not _same(a, b):
+        return [f"{where}: {a!r} in the run, {b!r} on re-execution"]
+    return []
+
+
 def compare(run: Mapping[str, Any], verified: Mapping[str, Any]) -> list[str]:
-    """What the re-execution did not reproduce, one line per result variable or entry."""
+    """What the re-execution did not reproduce, one line per result variable, entry or named
+    value (by question and name)."""
     problems = []
     for name in RESULT_NAMES:
         if name not in run:
@@ -95,10 +184,10 @@ def compare(run: Mapping[str, Any], verified: Mapping[str, Any]) -> list[str]:
         a, b = run[name], verified[name]
         if isinstance(a, Mapping) and isinstance(b, Mapping):
             for k in a:
-                if k not in b or not _same(a[k], b[k]):
-                    problems.append(
-                        f"{name}[{k!r}]: {a[k]!r} in the run, {b.get(k)!r} on re-execution"
-                    )
-        elif not _same(a, b):
-            problems.append(f"{name}: {a!r} in the run, {b!r} on re-execution")
+                if k not in b:
+                    problems.append(f"{name}[{k!r}]: {a[k]!r} in the run, missing on re-execution")
+                else:
+                    problems += _differences(f"{name}[{k!r}]", a[k], b[k])
+        else:
+            problems += _differences(name, a, b)
     return problems

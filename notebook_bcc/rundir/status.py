@@ -9,6 +9,7 @@ from typing import Any
 from lxml import etree
 
 from notebook_bcc.errors import InputError
+from notebook_bcc.rundir.results import named_text
 from notebook_bcc.rundir.store import RunStore
 from notebook_bcc.rundir.summary import kernel_words
 
@@ -79,6 +80,8 @@ def status_text(run_dir: Path) -> str:
     for i, a in enumerate(st["answers"], 1):
         shown = json.dumps(a["value"]) if a["answered"] else "not answered"
         lines.append(f"answer    {i}. {a['question']} -> {shown}")
+        if a.get("values"):
+            lines.append(f"          {named_text(a['values'])}")
     if st["key_results"]:
         lines.append(f"results   {json.dumps(st['key_results'])}")
     lines.append("plan")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from notebook_bcc.rundir.results import answers
+from notebook_bcc.rundir.results import Asked, answers, named_text, value_text
 from notebook_bcc.rundir.state import WorkflowState
 
 __all__ = ["build_summary", "kernel_words", "render_summary_md"]
@@ -19,7 +18,7 @@ def build_summary(
     artifacts: dict[str, Any],
     root: Path,
     question: str = "",
-    questions: Sequence[str] = (),
+    questions: Sequence[Asked] = (),
     sandboxed: bool = False,
     where: str = "local",
 ) -> dict[str, Any]:
@@ -121,14 +120,19 @@ def render_summary_md(summary: dict[str, Any]) -> str:
     if summary.get("answers"):
         lines += ["", "## Answers", ""]
         for i, a in enumerate(summary["answers"], 1):
+            question = a["question"] + (" *(added by the model)*" if a.get("added") else "")
             if a["answered"]:
-                value = json.dumps(a["value"]) if not isinstance(a["value"], str) else a["value"]
                 lines.append(
-                    f"{i}. {a['question']} **{value}**" + (f" — {a['text']}" if a["text"] else "")
+                    f"{i}. {question} **{value_text(a['value'])}**"
+                    + (f" — {a['text']}" if a["text"] else "")
                 )
             else:
                 why = a["text"].removeprefix("not answered: ") or "no value"
-                lines.append(f"{i}. {a['question']} *not answered* ({why})")
+                lines.append(f"{i}. {question} *not answered* ({why})")
+            if a.get("values"):
+                lines.append(f"   {named_text(a['values'])}")
+            if a.get("missing_values"):
+                lines.append(f"   missing: {', '.join(a['missing_values'])}")
     metrics = summary.get("key_results") or summary["artifacts"].get("final_metrics")
     if isinstance(metrics, dict):
         lines += ["", "## Key results", ""]

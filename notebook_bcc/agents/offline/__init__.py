@@ -12,7 +12,7 @@ import re
 from lxml import etree
 
 from notebook_bcc.agents import AgentReply, AgentSettings
-from notebook_bcc.agents.offline.plan import StagePlay, StepPlay, playbook
+from notebook_bcc.agents.offline.plan import MODELLING, StagePlay, StepPlay, playbook
 from notebook_bcc.agents.offline.recipes import RECIPES, Cell, RecipeContext
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
@@ -67,13 +67,12 @@ class OfflineAnalyst:
     def _spec(obs: Observation) -> ProblemSpec:
         return read_problem(obs.problem)
 
-    @staticmethod
-    def _columns(obs: Observation) -> list[str]:
-        for name in ("clean_dataset", "raw_dataset"):
-            rec = obs.variable(name)
-            if rec is not None and rec.columns:
-                return [c for c, _ in rec.columns]
-        return []
+    def _columns(self, obs: Observation) -> list[str]:
+        """The table's columns: from the ledger once it is loaded, else from the preview (its
+        module imports pandas, which the runner already has by then)."""
+        from notebook_bcc.inputs.preview import preview_columns
+
+        return [c for c, _ in self._column_types(obs)] or preview_columns(obs.data_preview)
 
     def _target(self, obs: Observation) -> tuple[str | None, str]:
         spec = self._spec(obs)
@@ -97,7 +96,8 @@ class OfflineAnalyst:
 
     def _plays(self, obs: Observation) -> tuple[StagePlay, ...]:
         target, _ = self._target(obs)
-        return playbook(self._spec(obs).supervised, target, bool(obs.questions), len(obs.files))
+        modelling = any(stage.id == MODELLING for stage in obs.stages)  # as planned
+        return playbook(modelling, target, bool(obs.questions), len(obs.files))
 
     def _step_play(self, obs: Observation) -> StepPlay:
         for stage in self._plays(obs):
@@ -111,16 +111,21 @@ class OfflineAnalyst:
         spec = self._spec(obs)
         root = E("stages")
         S(root, "title").text = spec.title
-        for stage in playbook(spec.supervised, asks=bool(obs.questions), files=len(obs.files)):
+        target, _ = self._target(obs)  # a model only of a column of the data
+        plays = playbook(target is not None, target, bool(obs.questions), len(obs.files))
+        for stage in plays:
             el = S(root, "stage", id=stage.id, title=stage.title)
             S(el, "goal").text = stage.goal
             _variables(el, "verified_artifacts", stage.artifacts)
             if stage.required:
                 _variables(el, "required_variables", tuple((r, "") for r in stage.required))
-        focus = f"Task: {spec.task}"
-        if spec.target:
-            focus += f", target `{spec.target}`"
-        S(root, "focus").text = f"{focus} ({spec.reason})."
+        if target:
+            focus = f"Task: {spec.task}, target `{target}` ({spec.reason})."
+        elif spec.supervised:
+            focus = f"Task: eda ({spec.reason}, but no column of the data is the target)."
+        else:
+            focus = f"Task: eda ({spec.reason})."
+        S(root, "focus").text = focus
         return _xml(root)
 
     def _steps(self, obs: Observation) -> str:

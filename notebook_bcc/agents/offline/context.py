@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from notebook_bcc.inputs.questions import Question
+
 __all__ = ["Cell", "RecipeContext"]
 
 
@@ -19,7 +21,7 @@ class RecipeContext:
     task: str  # "classification" | "regression" | "eda"
     seed: int = 42
     variant: int = 0
-    questions: tuple[str, ...] = ()  # the problem's questions (final_answers keys)
+    questions: tuple[Question, ...] = ()  # the problem's questions (final_answers keys)
     drop: tuple[str, ...] = ()  # front matter drop: never features
     keep: tuple[str, ...] = ()  # front matter keep: features whatever the leakage guards say
     files: int = 1  # how many data files were submitted (several: each is read, then joined)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["StepPlay", "StagePlay", "playbook"]
+__all__ = ["MODELLING", "StepPlay", "StagePlay", "playbook"]
+
+MODELLING = "predictive_modelling"  # the stage that fits models of the target
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,7 @@ def playbook(
         )
         stages.append(
             StagePlay(
-                "predictive_modelling",
+                MODELLING,
                 f"Predicting {target}" if target else "Predicting the target",
                 "Fit and compare models; report cross-validated and hold-out scores. "
                 "Artifacts: final_metrics.",

@@ -28,7 +28,7 @@ def fill(template: str, ctx: RecipeContext) -> str:
         template.replace("__TARGET__", repr(ctx.target))
         .replace("__TASK__", repr(ctx.task))
         .replace("__SEED__", str(int(ctx.seed)))
-        .replace("__QUESTIONS__", repr(list(ctx.questions)))
+        .replace("__QUESTIONS__", repr([(q.text, list(q.names)) for q in ctx.questions]))
         .replace("__DROP__", repr(list(ctx.drop)))
         .replace("__KEEP__", repr(list(ctx.keep)))
         .replace("__JOIN_ON__", repr(ctx.join_on))

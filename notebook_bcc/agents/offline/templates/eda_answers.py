@@ -1,16 +1,23 @@
 
-# Answer what the table answers directly: "which <group> has the most / least <measure>",
-# computed from clean_dataset; any other question is listed as not answered, with the reason.
+# Answer what the table and the fitted model answer directly, computed in the kernel:
+# "which <group> has the most / least <measure>" from clean_dataset; "what determines <target>"
+# from the model's permutation importance; "report the cross-validated / held-out score" from
+# final_metrics. Any other question is listed as not answered, with the reason, never guessed.
 _BCC_MAX = r"\b(most|largest|highest|biggest|greatest|top|maximum|more)\b"
 _BCC_MIN = r"\b(least|lowest|smallest|fewest|minimum|less)\b"
 _BCC_SUM = r"\b(total|sum|spends?|spent|spending|revenue|sales|sells|sold|pays?|paid|earns?|earned|overall|altogether)\b"
 _BCC_MEAN = r"\b(average|mean|typical|typically|per)\b"
 _BCC_COUNT = r"\b(common|frequent|often|many|count|number|records|rows)\b"
 _BCC_AMOUNTS = ("amount", "total", "spend", "revenue", "sales", "price", "cost", "value", "paid", "payment")
+_BCC_ID_WORDS = r"(^| )(id|key|code|uuid)( |$)"
+_BCC_SUFFIX = r" (id|name|code|mm|cm|m|km|g|kg|lb|lbs|usd|eur|pct|percent)$"
+_BCC_DRIVERS = r" (what|which) .*(determin\w*|drives?|driv\w+|explains?|influenc\w*|affects?|matters?|important|importance|separat\w*|predicts?) "
+_BCC_METRIC = r" (accuracy|r2|r²|rmse|mae|score|scores|auc|f1|error) "
+_BCC_OWN_PROCEDURE = r"random.state|train.test|\d+ ?%|\bsplit\b|linear regression|logistic|random forest|svm|support vector|decision tree|neighbo|naive bayes|xgboost|lightgbm"
 
 
 def _bcc_words(text):
-    return " " + re.sub(r"[^a-z0-9]+", " ", str(text).lower()).strip() + " "
+    return " " + re.sub(r"[^a-z0-9²]+", " ", str(text).lower()).strip() + " "
 
 
 def _bcc_named_at(question, column):
@@ -19,7 +26,7 @@ def _bcc_named_at(question, column):
     if len(name) < 2:
         return None
     # "customer_id" is the customer, "flipper_length_mm" the flipper length
-    bare = re.sub(r" (id|name|code|mm|cm|m|km|g|kg|lb|lbs|usd|eur|pct|percent)$", "", name)
+    bare = re.sub(_BCC_SUFFIX, "", name)
     for form in (name, name + "s", name + "es", name[:-1] if name.endswith("s") else name, bare):
         at = question.find(" " + form + " ")
         if at >= 0:
@@ -27,25 +34,48 @@ def _bcc_named_at(question, column):
     return None
 
 
+def _bcc_id_like(column, id_cols):
+    return column in id_cols or re.search(_BCC_ID_WORDS, _bcc_words(column).strip()) is not None
+
+
+def _bcc_groups(question, frame, id_cols):
+    # the columns the phrase after "which" / "what" names, read as its head noun: in "which
+    # customer segment" the group is `segment`, not `customer_id`; several when they tie
+    q = _bcc_words(question)
+    which = re.search(r" (which|what) ", q)
+    words = q[which.end() - 1 :].split()[:4]
+    spans = []  # (last word index, words matched, column)
+    for c in frame.columns:
+        if pd.api.types.is_float_dtype(frame[c]):
+            continue
+        name = _bcc_words(c).strip()
+        for form in dict.fromkeys((name, re.sub(_BCC_SUFFIX, "", name))):
+            size = len(form.split())
+            for i in range(len(words) - size + 1):
+                if _bcc_named_at(" " + " ".join(words[i : i + size]) + " ", form) is not None:
+                    spans.append((i + size - 1, size, c))
+    if not spans:
+        return []
+    first = min(s[0] - s[1] + 1 for s in spans)
+    run_end = first  # the contiguous run of named words the phrase starts with
+    while any(s[0] - s[1] + 1 <= run_end + 1 and s[0] > run_end for s in spans):
+        run_end = max(s[0] for s in spans if s[0] - s[1] + 1 <= run_end + 1)
+    heads = [s for s in spans if s[0] == run_end]
+    longest = max(s[1] for s in heads)
+    heads = list(dict.fromkeys(c for end, size, c in heads if size == longest))
+    return [c for c in heads if not _bcc_id_like(c, id_cols)]
+
+
 def _bcc_number(value):
     value = float(value)
     return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}" if abs(value) >= 1 else f"{value:.4g}"
 
 
-def _bcc_rank_answer(question, frame, id_cols):
+def _bcc_rank(question, frame, id_cols, group):
     q = _bcc_words(question)
-    which = re.search(r" (which|what) ", q)
     high, low = re.search(_BCC_MAX, q), re.search(_BCC_MIN, q)
-    if not which or not (high or low):
-        return None, "the offline analyst answers only 'which ... most / least' questions from the table"
-    window = q[which.end() - 1 :]
-    window = " " + " ".join(window.split()[:3]) + " "
-    groups = [c for c in frame.columns if not pd.api.types.is_float_dtype(frame[c]) and _bcc_named_at(window, c) is not None]
-    if not groups:
-        return None, "no column of the table is the group the question asks about"
-    group = groups[0]
     numeric = [c for c in frame.select_dtypes("number").columns
-               if c != group and c not in id_cols and not re.search(r"(^| )(id|key|code)( |$)", _bcc_words(c).strip())]
+               if c != group and not _bcc_id_like(c, id_cols)]
     named = sorted((at, c) for c in numeric if (at := _bcc_named_at(q, c)) is not None)
     if named:
         measure = named[0][1]
@@ -71,16 +101,80 @@ def _bcc_rank_answer(question, frame, id_cols):
     return best, text
 
 
+def _bcc_rank_answer(question, frame, id_cols):
+    q = _bcc_words(question)
+    if not re.search(r" (which|what) ", q) or not (re.search(_BCC_MAX, q) or re.search(_BCC_MIN, q)):
+        return None
+    groups = _bcc_groups(question, frame, id_cols)
+    if not groups:
+        return None, "no column of the table is the group the question asks about (ID columns are never read as one)"
+    readings = [(g, *_bcc_rank(question, frame, id_cols, g)) for g in groups]
+    values = {str(v) for _, v, _ in readings if v is not None}
+    if len(readings) == 1 or len(values) == 1:
+        return readings[0][1:]
+    both = "; ".join(f"`{g}`: {v if v is not None else t}" for g, v, t in readings)
+    return None, f"the question has {len(readings)} readings, which answer differently ({both})"
+
+
+def _bcc_drivers_answer(question, target):
+    q = _bcc_words(question)
+    if not re.search(_BCC_DRIVERS, q):
+        return None
+    asks_target = target is not None and _bcc_named_at(q, target) is not None
+    if not (asks_target or re.search(r" (factors|features|variables|measurements|columns|predictors) ", q)):
+        return None
+    importance = globals().get("feature_importance")
+    if importance is None or not len(importance):
+        return None, "no fitted model's permutation importance is in the kernel"
+    top = importance[importance["importance_mean"] > 0].head(3)
+    if not len(top):
+        return None, "no feature's permutation importance is above zero: nothing the model uses determines it"
+    scores = ", ".join(f"{f} {v:.3f}" for f, v in top["importance_mean"].items())
+    text = (f"permutation importance of {final_metrics['model']} on the hold-out rows "
+            f"({final_metrics['metric']} lost when a feature is shuffled): {scores}")
+    return [str(f) for f in top.index], text
+
+
+def _bcc_metrics_answer(question):
+    q = _bcc_words(question)
+    metrics = globals().get("final_metrics")
+    if not isinstance(metrics, dict) or not re.search(_BCC_METRIC, q):
+        return None
+    if re.search(_BCC_OWN_PROCEDURE, question, re.IGNORECASE):
+        return None, "the question fixes its own procedure (a split, a seed or a model), which the offline analyst does not follow"
+    values = {k: metrics[k] for k in ("cv_mean", "cv_std", "test_score", "baseline_score") if k in metrics}
+    text = (f"{metrics['model']}: {metrics['metric']} {_bcc_fmt(metrics['test_score'])} on the held-out rows, "
+            f"{_bcc_fmt(metrics['cv_mean'])} ± {_bcc_fmt(metrics['cv_std'])} in cross-validation, against "
+            f"{_bcc_fmt(metrics['baseline_score'])} for the baseline")
+    spread = (globals().get("stability_report") or {}).get("bootstrap_test_std")
+    if spread is not None:
+        text += f"; over bootstrap resamples the test score varies by ± {_bcc_fmt(spread)}"
+    return metrics["test_score"], text, values
+
+
+def _bcc_answer(question, frame, id_cols):
+    # (value, text, values) of the first reading that applies, else not answered with why
+    for found in (_bcc_rank_answer(question, frame, id_cols),
+                  _bcc_drivers_answer(question, globals().get("TARGET")),
+                  _bcc_metrics_answer(question)):
+        if found is not None:
+            return (*found, {})[:3]
+    return None, "the offline analyst answers only 'which ... most / least', 'what determines <target>' and score questions", {}
+
+
 _bcc_ids = set((globals().get("integrity_report") or {}).get("id_like_columns", []))
 final_answers = {}
-for _bcc_q in __QUESTIONS__:
+for _bcc_q, _bcc_names in __QUESTIONS__:
     try:
-        _bcc_value, _bcc_text = _bcc_rank_answer(_bcc_q, clean_dataset, _bcc_ids)
+        _bcc_value, _bcc_text, _bcc_values = _bcc_answer(_bcc_q, clean_dataset, _bcc_ids)
     except Exception as exc:
-        _bcc_value, _bcc_text = None, f"the computation failed ({type(exc).__name__}: {exc})"
+        _bcc_value, _bcc_text, _bcc_values = None, f"the computation failed ({type(exc).__name__}: {exc})", {}
     if _bcc_value is None:
         _bcc_text = f"not answered: {_bcc_text}"
-    final_answers[_bcc_q] = {"value": _bcc_value, "text": _bcc_text}
+    elif len(_bcc_names) == 1 and not _bcc_values:
+        _bcc_values = {_bcc_names[0]: _bcc_value}  # the one value the question names
+    _bcc_values = {**{n: None for n in _bcc_names}, **_bcc_values}
+    final_answers[_bcc_q] = {"value": _bcc_value, "text": _bcc_text, "values": _bcc_values}
     print(f"- {_bcc_q} -> {_bcc_value if _bcc_value is not None else 'not answered'}: {_bcc_text}")
 _bcc_n = sum(a["value"] is not None for a in final_answers.values())
 _bcc_result(f"{_bcc_count(len(final_answers), 'question')} listed in final_answers; {_bcc_n} answered from the data.")
