@@ -27,7 +27,7 @@ def build_summary(
     return {
         "run_id": state.run_id,
         "title": state.project_title or state.problem_title,
-        "question": question[:1000],
+        "question": _asked(question),
         "final_state": state.fsm_state,
         "outcome": _outcome(state),
         "error": state.error or None,
@@ -82,6 +82,15 @@ def build_summary(
         "kernel": {"where": where, "sandboxed": sandboxed},
         "notebook": str(root / "notebook.ipynb"),
     }
+
+
+def _asked(text: str, limit: int = 1000) -> str:
+    """The problem's text, cut at a paragraph (or line) break within ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    cut = head.rfind("\n\n") if head.rfind("\n\n") > limit // 2 else head.rfind("\n")
+    return head[: cut if cut > 0 else limit].rstrip() + "\n\n(… the rest is in problem.md)"
 
 
 def _outcome(state: WorkflowState) -> str:

@@ -12,7 +12,7 @@ _BCC_AMOUNTS = ("amount", "total", "spend", "revenue", "sales", "price", "cost",
 _BCC_ID_WORDS = r"(^| )(id|key|code|uuid)( |$)"
 _BCC_SUFFIX = r" (id|name|code|mm|cm|m|km|g|kg|lb|lbs|usd|eur|pct|percent)$"
 _BCC_DRIVERS = r" (what|which) .*(determin\w*|drives?|driv\w+|explains?|influenc\w*|affects?|matters?|important|importance|separat\w*|predicts?) "
-_BCC_METRIC = r" (accuracy|r2|r²|rmse|mae|score|scores|auc|f1|error) "
+_BCC_METRIC = r" (accuracy|r2|r²|rmse|mae|auc|f1|cross validated|cross validation|held out|hold out|test set) "
 _BCC_OWN_PROCEDURE = r"random.state|train.test|\d+ ?%|\bsplit\b|linear regression|logistic|random forest|svm|support vector|decision tree|neighbo|naive bayes|xgboost|lightgbm"
 
 
@@ -169,10 +169,14 @@ for _bcc_q, _bcc_names in __QUESTIONS__:
         _bcc_value, _bcc_text, _bcc_values = _bcc_answer(_bcc_q, clean_dataset, _bcc_ids)
     except Exception as exc:
         _bcc_value, _bcc_text, _bcc_values = None, f"the computation failed ({type(exc).__name__}: {exc})", {}
+    if _bcc_value is not None and len(_bcc_names) == 1 and not _bcc_values:
+        _bcc_values = {_bcc_names[0]: _bcc_value}  # the one value the question names
+    _bcc_lacking = [n for n in _bcc_names if n not in _bcc_values]
+    if _bcc_value is not None and _bcc_lacking:  # never a value in place of another
+        _bcc_value, _bcc_values = None, {}
+        _bcc_text = f"the question names values the offline analyst does not compute ({', '.join(_bcc_lacking)})"
     if _bcc_value is None:
         _bcc_text = f"not answered: {_bcc_text}"
-    elif len(_bcc_names) == 1 and not _bcc_values:
-        _bcc_values = {_bcc_names[0]: _bcc_value}  # the one value the question names
     _bcc_values = {**{n: None for n in _bcc_names}, **_bcc_values}
     final_answers[_bcc_q] = {"value": _bcc_value, "text": _bcc_text, "values": _bcc_values}
     print(f"- {_bcc_q} -> {_bcc_value if _bcc_value is not None else 'not answered'}: {_bcc_text}")
