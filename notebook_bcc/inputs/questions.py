@@ -8,8 +8,8 @@ Identify ..."). Modelling and description verbs ("predict", "estimate", "describ
 ask only in a list item: in prose they state what the analysis is for, which ``final_metrics``
 and the notebook's findings answer.
 
-An item's lines after its first labelled line (``Constraints: …``, ``Answer format: …``) are
-details of the question: they are not part of its text, but the values they name are its own.
+An item's lines from its first labelled line on (``Constraints: …``, ``Answer format: …``,
+also after a sentence on the same line) are details of the question: they are not part of its text, but the values they name are its own.
 Front matter ``questions:`` (a list) replaces detection; ``answers:`` maps a question (its
 number or its text) to the names of its values.
 """
@@ -58,6 +58,7 @@ _USING = re.compile(r"^(?:use|using|utili[sz]e|based on)\b[^,.]*?(?:,\s*|\bto\s+
 _NUMBER = re.compile(r"^(?:question\s*\d+\s*[:.)]|\(?\d{1,2}[.)])\s+", re.IGNORECASE)
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\(?\d{1,2}[.)])\s+(.+)$")
 _LABELLED = re.compile(r"^\s*[A-Z][A-Za-z ]{1,30}:\s")
+_LABEL_AFTER_SENTENCE = re.compile(r"(?<=[.!?])\s+[A-Z][A-Za-z ]{1,30}:\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'@])")
 _NAMED = re.compile(r"@([A-Za-z_]\w*)\[")
 
@@ -104,6 +105,9 @@ def questions_in(body: str) -> tuple[Question, ...]:
     in_fence = False
     blank = False  # the last line was blank: only an indented line continues an item
     indent = 0  # the current item's indent: a more indented item is a part of it
+    #: "Perform the cleaning by:" and the list that follows; one question when no item asks
+    intro: list[str] = []
+    list_asked = False
 
     def add(text: str, names: tuple[str, ...]) -> None:
         text = _NUMBER.sub("", " ".join(text.split()))  # "Question 2: Is …" is "Is …"
@@ -111,21 +115,37 @@ def questions_in(body: str) -> tuple[Question, ...]:
             found[text] = Question(text, names)
 
     def end_item() -> None:
+        nonlocal list_asked
         if not item:
             return
         labelled = next((i for i, ln in enumerate(item) if i and _LABELLED.match(ln)), len(item))
         text = " ".join(ln.strip() for ln in item[:labelled])
+        inline = _LABEL_AFTER_SENTENCE.search(text)  # "… rows. Answer format: @top[…]"
+        text = text[: inline.start()] if inline else text
         whole = " ".join(ln.strip() for ln in item)
         if _asks(whole, in_list=True):
             add(text, named_in(whole))
+            list_asked = True
+        elif intro:
+            intro.append(whole)
         item.clear()
+
+    def end_list() -> None:
+        nonlocal list_asked
+        if len(intro) > 1 and not list_asked:
+            add(" ".join(intro), named_in(" ".join(intro)))
+        intro.clear()
+        list_asked = False
 
     def end_paragraph() -> None:
         text = " ".join(paragraph)
         paragraph.clear()
         for sentence in _SENTENCE_END.split(text):
-            # "Answer these questions:" introduces the list that asks them
-            if sentence.strip() and not sentence.rstrip().endswith(":") and _asks(sentence, False):
+            if not sentence.strip() or not _asks(sentence, False):
+                continue
+            if sentence.rstrip().endswith(":"):  # the list that follows may ask instead
+                intro[:] = [sentence]
+            else:
                 add(sentence, named_in(sentence))
 
     for line in body.splitlines():
@@ -149,9 +169,11 @@ def questions_in(body: str) -> tuple[Question, ...]:
             item.append(line)  # a continuation of the item
         else:
             end_item()
+            end_list()
             paragraph.append(line.strip())
         blank = not line.strip()
     end_item()
+    end_list()
     end_paragraph()
     return tuple(found.values())
 

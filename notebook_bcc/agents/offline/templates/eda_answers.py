@@ -52,7 +52,8 @@ def _bcc_groups(question, frame, id_cols):
         for form in dict.fromkeys((name, re.sub(_BCC_SUFFIX, "", name))):
             size = len(form.split())
             for i in range(len(words) - size + 1):
-                if _bcc_named_at(" " + " ".join(words[i : i + size]) + " ", form) is not None:
+                said = " ".join(words[i : i + size])  # the form itself, or its plural
+                if said in (form, form + "s", form + "es") or (form.endswith("s") and said == form[:-1]):
                     spans.append((i + size - 1, size, c))
     if not spans:
         return []
@@ -126,7 +127,8 @@ def _bcc_drivers_answer(question, target):
     importance = globals().get("feature_importance")
     if importance is None or not len(importance):
         return None, "no fitted model's permutation importance is in the kernel"
-    top = importance[importance["importance_mean"] > 0].head(3)
+    best = float(importance["importance_mean"].max())
+    top = importance[importance["importance_mean"] > max(0.0, 0.05 * best)].head(3)
     if not len(top):
         return None, "no feature's permutation importance is above zero: nothing the model uses determines it"
     scores = ", ".join(f"{f} {v:.3f}" for f, v in top["importance_mean"].items())
