@@ -112,15 +112,21 @@ class OfflineAnalyst:
         root = E("stages")
         S(root, "title").text = spec.title
         target, _ = self._target(obs)  # a model only of a column of the data
-        plays = playbook(target is not None, target, bool(obs.questions), len(obs.files))
-        for stage in plays:
+        unread = spec.supervised and not self._columns(obs)  # no column known: trust the text
+        modelling = target is not None or unread
+        for stage in playbook(modelling, target, bool(obs.questions), len(obs.files)):
             el = S(root, "stage", id=stage.id, title=stage.title)
             S(el, "goal").text = stage.goal
             _variables(el, "verified_artifacts", stage.artifacts)
             if stage.required:
                 _variables(el, "required_variables", tuple((r, "") for r in stage.required))
-        if target:
-            focus = f"Task: {spec.task}, target `{target}` ({spec.reason})."
+        if modelling:
+            named = target or spec.target
+            focus = (
+                f"Task: {spec.task}"
+                + (f", target `{named}`" if named else "")
+                + f" ({spec.reason})."
+            )
         elif spec.supervised:
             focus = f"Task: eda ({spec.reason}, but no column of the data is the target)."
         else:
