@@ -148,9 +148,12 @@ def _bcc_metrics_answer(question):
     text = (f"{metrics['model']}: {metrics['metric']} {_bcc_fmt(metrics['test_score'])} on the held-out rows, "
             f"{_bcc_fmt(metrics['cv_mean'])} ± {_bcc_fmt(metrics['cv_std'])} in cross-validation, against "
             f"{_bcc_fmt(metrics['baseline_score'])} for the baseline")
-    spread = (globals().get("stability_report") or {}).get("bootstrap_test_std")
-    if spread is not None:
-        text += f"; over bootstrap resamples the test score varies by ± {_bcc_fmt(spread)}"
+    stable = globals().get("stability_report") or {}
+    if stable.get("bootstrap_p05") is not None:
+        values.update({k: stable[k] for k in ("bootstrap_p05", "bootstrap_p95", "cv_seed_spread")})
+        text += (f"; over {stable['bootstrap_resamples']} bootstrap resamples of the held-out rows it lies "
+                 f"between {_bcc_fmt(stable['bootstrap_p05'])} and {_bcc_fmt(stable['bootstrap_p95'])} "
+                 f"(5th to 95th percentile), and the CV mean moves by {_bcc_fmt(stable['cv_seed_spread'])} across seeds")
     return metrics["test_score"], text, values
 
 
