@@ -1,7 +1,8 @@
 """Renders ``prompts/<EVENT>.md`` from an Observation into a (system, user) pair.
 
-A template is markdown with ``$name`` placeholders (``string.Template``); the line
-``<!-- user -->`` separates the system part from the user part.
+A template is markdown with ``$name`` placeholders (``string.Template``), filled from
+:func:`notebook_bcc.contract.sections.fields`; the line ``<!-- user -->`` separates the system
+part from the user part.
 
 What a decision depends on is never cut: the problem and its questions, the plan, the focus,
 the current stage and step goals, the behavior task and its acceptance criteria, the checks
@@ -14,28 +15,19 @@ dropped keeps its name and status.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from string import Template
 
-from notebook_bcc.contract.observation import (
-    Attempt,
-    CellFact,
-    Observation,
-    StageView,
-    StepView,
-    check_lines,
-)
+from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.payloads import resource_dir
-from notebook_bcc.fsm import Event
+from notebook_bcc.contract.sections import History, fields
 
 __all__ = ["PROMPT_BUDGET_CHARS", "RenderedPrompt", "History", "render", "template_path"]
 
 SEPARATOR = "<!-- user -->"
 #: one generous budget for a whole prompt (system + user), in characters (~15k tokens)
 PROMPT_BUDGET_CHARS = 60_000
-DELETED_WITH_REASON = 20  # the latest deleted names say why (deprecated, replacement)
 
 
 @dataclass(frozen=True)
@@ -50,36 +42,6 @@ class RenderedPrompt:
         return len(self.system) + len(self.user)
 
 
-@dataclass(frozen=True)
-class History:
-    """A section of whole items that may be trimmed, ``drop_first`` of them first."""
-
-    items: tuple[tuple[str, str], ...]  # (label, text)
-    what: str  # what an item is, for the omission note ("earlier cells")
-    empty: str
-    rank: int  # sections of lower rank lose items first
-    drop_from_end: bool = False  # ranked lists lose their last items; histories their oldest
-    dropped: tuple[str, ...] = ()
-    joiner: str = "\n"
-    prefix: str = ""
-
-    def text(self) -> str:
-        body = self.joiner.join(t for _, t in self.items)
-        body = self.prefix + body if body else body
-        if not self.dropped:
-            return body or self.empty
-        note = (
-            f"({len(self.dropped)} {self.what} left out to keep this prompt within its "
-            f"budget: {', '.join(self.dropped)})"
-        )
-        return f"{body}\n{note}" if body else note
-
-    def drop_one(self) -> History:
-        i = len(self.items) - 1 if self.drop_from_end else 0
-        dropped = (*self.dropped, self.items[i][0])
-        return replace(self, items=self.items[:i] + self.items[i + 1 :], dropped=dropped)
-
-
 def template_path(event: str):  # -> Path
     return resource_dir() / f"{event}.md"
 
@@ -91,298 +53,8 @@ def _template(event: str) -> tuple[Template, Template]:
     return Template(system.strip() + "\n"), Template(user.strip() + "\n")
 
 
-def _indent(text: str, prefix: str = "  ") -> str:
-    """Continuation lines of a bullet, indented so the whole text stays inside it."""
-    lines = text.strip().splitlines() or [""]
-    return "\n".join([lines[0], *(prefix + ln if ln.strip() else "" for ln in lines[1:])])
-
-
-# -- sections that are never cut ----------------------------------------------------------
-def _questions(obs: Observation) -> str:
-    """Each question with the names its answer must carry (``final_answers[q]["values"]``)."""
-    if not obs.questions:
-        return (
-            "(none found: no list item or sentence of the problem asks for a value. If it does "
-            "ask for one, answer it in final_answers all the same: the summary keeps it, marked "
-            "as added)"
-        )
-    lines = []
-    for i, q in enumerate(obs.questions, 1):
-        lines.append(f"{i}. {q.text}")
-        if q.names:
-            lines.append("   values: " + ", ".join(q.names))
-    return "\n".join(lines)
-
-
-def _plan(obs: Observation) -> str:
-    if not obs.stages:
-        return "(no plan yet)"
-    lines = []
-    for i, stage in enumerate(obs.stages):
-        mark = "→" if i == obs.stage_index else " "
-        lines.append(f"{mark} stage {stage.id} [{stage.status}]: {stage.title} — {stage.goal}")
-        arts = ", ".join(stage.verified_artifacts)
-        if arts:
-            lines.append(f"    artifacts: {arts}")
-        for j, step in enumerate(stage.steps):
-            here = i == obs.stage_index
-            smark = "→" if here and j == obs.step_index else " "
-            lines.append(f"    {smark} step {step.id} [{step.status}]: {step.title}")
-            if here:  # the current stage's steps in full: goals and what they need
-                lines.append(f"        goal: {step.goal}")
-                if step.required_variables:
-                    lines.append(f"        needs: {', '.join(step.required_variables)}")
-    return "\n".join(lines)
-
-
-def _focus(obs: Observation) -> str:
-    """What the planners said to focus on, labelled as their intent when they planned (a
-    planner's guess about the data is not a finding)."""
-    parts = []
-    if obs.focus:
-        parts.append(f"Plan focus (the stage planner's intent, before any cell ran): {obs.focus}")
-    if obs.stage and obs.stage.focus:
-        parts.append(
-            f"Focus of stage {obs.stage.id} (the step planner's intent when it planned the "
-            f"stage; what the cells printed since overrides it): {obs.stage.focus}"
-        )
-    return "\n".join(parts) or "(none given)"
-
-
-def _needs(obs: Observation, names: tuple[str, ...]) -> str:
-    """Required variables, each marked when it is no longer in the kernel."""
-    gone = {g.split(" ", 1)[0] for g in obs.ledger_view.deleted}
-    return ", ".join(f"{n} (deleted since)" if n in gone else n for n in names)
-
-
-def _planned(obs: Observation, label: str, item: StageView | StepView) -> list[str]:
-    """A stage or step of the plan: its goal, its artifacts, what it needs."""
-    parts = [f"{label} `{item.id}` — {item.title}\nGoal: {item.goal}"]
-    if item.verified_artifacts:
-        parts.append(f"{label} artifacts: " + ", ".join(item.verified_artifacts))
-    if item.required_variables:
-        parts.append(f"{label} needs: " + _needs(obs, item.required_variables))
-    return parts
-
-
-def _current(obs: Observation) -> str:
-    parts = []
-    if obs.stage:
-        parts += _planned(obs, "Stage", obs.stage)
-    if obs.step:
-        t = obs.step
-        parts += _planned(obs, "Step", t)
-        if t.pcs:
-            parts.append("PCS considerations: " + "; ".join(f"{a}: {x}" for a, x in t.pcs))
-    if obs.behavior:
-        b = obs.behavior
-        parts.append(
-            f"Behavior `{b.id}` (iteration {obs.iteration}, agent {b.agent})\nTask: {b.task}"
-        )
-        if b.inputs:
-            parts.append("Inputs: " + ", ".join(v.name for v in b.inputs))
-        parts.append(
-            "Outputs (create exactly these names): " + ", ".join(v.name for v in b.outputs)
-        )
-        if b.acceptance:
-            parts.append(
-                "Acceptance criteria (each evaluated by the runner as a Python expression in "
-                "the kernel's namespace after the cells run):\n"
-                + "\n".join(f"- `{c}`" for c in b.acceptance)
-            )
-    return "\n".join(parts) or "(nothing started yet)"
-
-
-def _checks(obs: Observation) -> str:
-    return "\n".join(check_lines(obs.artifacts, obs.criteria, obs.notes)) or "(no checks)"
-
-
-def _figures(obs: Observation) -> str:
-    notes = [f for c in obs.cells for f in c.figures]
-    return "\n".join(f"- {n}" for n in notes) or "(no figures)"
-
-
-def _protected(obs: Observation) -> str:
-    return "\n".join(f"- {n}: {why}" for n, why in obs.protected) or "(none)"
-
-
-def _code_names(obs: Observation) -> str:
-    """Modules and callables in the kernel (not variables, so not in the ledger), by name."""
-    lines = []
-    if obs.modules:
-        shown = (n if n == m else f"{n} = {m}" for n, m in obs.modules)
-        lines.append("Modules imported: " + ", ".join(shown))
-    if obs.callables:
-        shown = (f"{n} ({m})" if m else n for n, m in obs.callables)
-        lines.append("Functions and classes defined or imported: " + ", ".join(shown))
-    return "\n".join(lines)
-
-
-def _deleted(obs: Observation) -> History:
-    """Names no longer in the kernel: the latest ``DELETED_WITH_REASON`` with why, older ones
-    by name only; over budget the oldest go first."""
-    gone = obs.ledger_view.deleted
-    cut = max(0, len(gone) - DELETED_WITH_REASON)
-    items = tuple((g.split(" ", 1)[0], g.split(" ", 1)[0]) for g in gone[:cut])
-    items += tuple((g.split(" ", 1)[0], g) for g in gone[cut:])
-    return History(
-        items,
-        "deleted variables",
-        "",
-        rank=0,
-        joiner="; ",
-        prefix="Deleted from the kernel (do not use unless your code creates them again): ",
-    )
-
-
-# -- history, trimmed whole items at a time -----------------------------------------------
-def _cell_text(i: int, cell: CellFact, with_code: bool = False) -> str:
-    head = f"cell {i}: {cell.status}"
-    if cell.error_name:
-        head += f" — {cell.error_name}: {cell.error_value or ''}"
-    if with_code and cell.code.strip():
-        head += f"\ncode:\n```python\n{cell.code.strip()}\n```\noutput:"
-    body = cell.excerpt.rstrip().lstrip("\n")  # keep a table's first-line indent
-    figs = "".join(f"\n[figure] {f}" for f in cell.figures)
-    return f"{head}\n{body}{figs}" if body else head + figs
-
-
-def _cells(cells: tuple[CellFact, ...], empty: str) -> History:
-    items = tuple((f"cell {i}", _cell_text(i, c, with_code=True)) for i, c in enumerate(cells, 1))
-    return History(items, "cells' output", empty, rank=4, joiner="\n\n")
-
-
-def _attempt_text(a: Attempt, with_cells: bool) -> str:
-    lines = [f"#### {a.behavior} (iteration {a.iteration})", f"Task: {a.task}"]
-    if with_cells:
-        lines += [_cell_text(i, c) for i, c in enumerate(a.cells, 1)] or ["(no code ran)"]
-    else:
-        status = ", ".join(c.status for c in a.cells) or "no code ran"
-        errors = [f"{c.error_name}: {c.error_value}" for c in a.cells if c.error_name]
-        lines.append(f"Cells: {status}" + (f" ({'; '.join(errors)})" if errors else ""))
-    lines += list(a.checks)
-    if a.verdict:
-        lines.append(f"Behavior reflector: {a.verdict}. {a.reasoning}".strip())
-    if a.produced:
-        lines.append("Produced: " + "; ".join(f"{n}: {d}" for n, d in a.produced))
-    if a.recommendations:
-        lines.append(f"Recommendations: {a.recommendations}")
-    if a.comment:
-        lines.append(f"Comment added to the notebook: {a.comment}")
-    return "\n".join(lines)
-
-
-def _attempts(obs: Observation, *, with_cells: bool, current_too: bool) -> History:
-    attempts = obs.attempts if current_too else tuple(a for a in obs.attempts if a.verdict)
-    items = tuple((a.behavior, _attempt_text(a, with_cells)) for a in attempts)
-    rank = 3 if with_cells else 2
-    return History(items, "earlier attempts", "(none: this is the first)", rank, joiner="\n\n")
-
-
-def _cited(name: str, text: str) -> bool:
-    """Whether ``text`` names the variable as code: in backticks, or as an identifier no prose
-    word looks like (with an underscore or a digit). Plain words ("counts", "table") are not
-    taken for variables."""
-    if re.search(rf"`[^`]*(?<![\w.]){re.escape(name)}(?!\w)[^`]*`", text):
-        return True
-    code_like = "_" in name or any(ch.isdigit() for ch in name)
-    return code_like and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
-
-
-def _lessons(obs: Observation) -> History:
-    items = []
-    for stage, text in obs.lessons:
-        gone = [n for n in (v.split(" ", 1)[0] for v in obs.ledger_view.deleted) if _cited(n, text)]
-        note = f" (since deleted from the kernel: {', '.join(gone)})" if gone else ""
-        label = f"lesson of {stage}" if stage else "lesson"
-        items.append((label, "- " + _indent((f"[{stage}] " if stage else "") + text) + note))
-    return History(tuple(items), "lessons", "(none yet)", rank=2)
-
-
-def _findings(obs: Observation) -> History:
-    items = []
-    for i, stage in enumerate(obs.stages):
-        for j, step in enumerate(stage.steps):
-            if i == obs.stage_index and j >= obs.step_index and obs.event != Event.START_STEP:
-                continue
-            if not (step.comment or step.findings) and step.status == "pending":
-                continue
-            lines = [f"- {stage.id}/{step.id} [{step.status}]"]
-            lines += [f"  - ({p}) {_indent(x, '    ')}" for p, x in step.findings]
-            if step.comment:
-                lines.append("  - result: " + _indent(step.comment, "    "))
-            items.append((f"{stage.id}/{step.id}", "\n".join(lines)))
-    return History(tuple(items), "earlier steps' findings", "(no step has finished yet)", rank=2)
-
-
-def _ledger(obs: Observation) -> History:
-    items = tuple(obs.ledger_view.lines)
-    return History(
-        items,
-        "variables' details (still in the kernel)",
-        "(no variables yet)",
-        rank=1,
-        drop_from_end=True,
-    )
-
-
-def _preview(obs: Observation) -> History:
-    items = tuple((text.split("\n", 1)[0], text) for text in obs.data_preview)
-    return History(items, "file previews", "(no preview)", rank=2, joiner="\n\n")
-
-
-def _fields(obs: Observation) -> dict[str, str | History]:
-    ledger = _ledger(obs)
-    return {
-        "problem": obs.problem.strip(),
-        "questions": _questions(obs),
-        "files": "\n".join(f"- {f}" for f in obs.files) or "(none)",
-        "preview": _preview(obs),
-        "location": obs.location or "(start)",
-        "iteration": str(obs.iteration),
-        "plan": _plan(obs),
-        "focus": _focus(obs),
-        "current": _current(obs),
-        "ledger": ledger,
-        "deleted": _deleted(obs),
-        "code_names": _code_names(obs),
-        "execution": _cells(obs.cells, "(no code ran in this behavior)"),
-        "checks": _checks(obs),
-        "figures": _figures(obs),
-        "feedback": obs.feedback or "(none)",
-        "attempts": _attempts(obs, with_cells=False, current_too=False),
-        "step_record": _attempts(obs, with_cells=True, current_too=True),
-        "lessons": _lessons(obs),
-        "findings": _findings(obs),
-        "protected": _protected(obs),
-        "behaviors_in_step": str(obs.behaviors_in_step),
-        "max_behaviors": str(obs.max_behaviors),
-        "libraries": _libraries(),
-    }
-
-
-#: the analysis libraries whose versions the action generator is told (those installed)
-LIBRARIES = ("pandas", "numpy", "scikit-learn", "scipy", "matplotlib", "statsmodels", "seaborn")
-
-
-@lru_cache(maxsize=1)
-def _libraries() -> str:
-    """Python and the analysis libraries installed where ``bcc`` runs, with their versions
-    (read from package metadata: nothing is imported)."""
-    import platform
-    from importlib import metadata
-
-    found = [f"Python {platform.python_version()}"]
-    for name in LIBRARIES:
-        try:
-            found.append(f"{name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            continue
-    return ", ".join(found)
-
-
-def _substitute(obs: Observation, fields: dict[str, str | History]) -> tuple[str, str]:
-    text = {k: v.text() if isinstance(v, History) else v for k, v in fields.items()}
+def _substitute(obs: Observation, parts: dict[str, str | History]) -> tuple[str, str]:
+    text = {k: v.text() if isinstance(v, History) else v for k, v in parts.items()}
     system_t, user_t = _template(obs.event.value)
     return system_t.safe_substitute(text), user_t.safe_substitute(text)
 
@@ -394,21 +66,21 @@ def render(obs: Observation, budget: int = PROMPT_BUDGET_CHARS) -> RenderedPromp
     lowest rank (then the largest) loses one whole item, until the prompt fits or no history
     is left; text a decision depends on is never cut, so a prompt may still exceed the budget.
     """
-    fields = _fields(obs)
+    parts = fields(obs)
     system_t, user_t = _template(obs.event.value)
     used = {name for t in (system_t, user_t) for name in _placeholders(t)}
-    system, user = _substitute(obs, fields)
+    system, user = _substitute(obs, parts)
     while len(system) + len(user) > budget:
         trimmable = [
-            k for k, v in fields.items() if k in used and isinstance(v, History) and v.items
+            k for k, v in parts.items() if k in used and isinstance(v, History) and v.items
         ]
         if not trimmable:
             break
-        name = min(trimmable, key=lambda k: (fields[k].rank, -len(fields[k].text())))  # type: ignore[union-attr]
-        fields[name] = fields[name].drop_one()  # type: ignore[union-attr]
-        system, user = _substitute(obs, fields)
+        name = min(trimmable, key=lambda k: (parts[k].rank, -len(parts[k].text())))  # type: ignore[union-attr]
+        parts[name] = parts[name].drop_one()  # type: ignore[union-attr]
+        system, user = _substitute(obs, parts)
     omitted = tuple(
-        f"{k}: {label}" for k, v in fields.items() if isinstance(v, History) for label in v.dropped
+        f"{k}: {label}" for k, v in parts.items() if isinstance(v, History) for label in v.dropped
     )
     return RenderedPrompt(obs.event.value, system, user, omitted)
 

@@ -9,10 +9,8 @@ writes it to the transition log.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
-from notebook_bcc.contract.observation import CellFact
 from notebook_bcc.contract.payloads import (
     ActionsPayload,
     BehaviorPayload,
@@ -24,28 +22,24 @@ from notebook_bcc.contract.payloads import (
     parse_payload,
 )
 from notebook_bcc.contract.translog import TransitionLog
-from notebook_bcc.errors import KernelError, PayloadError
+from notebook_bcc.errors import PayloadError
 from notebook_bcc.fsm import Event, State
-from notebook_bcc.kernel.figures import Figure, figures_in
-from notebook_bcc.kernel.records import CellOutcome, CheckReport
+from notebook_bcc.kernel.figures import Figure
 from notebook_bcc.rundir.notebook import CellTag
 from notebook_bcc.rundir.state import StageRecord, StepRecord
 from notebook_bcc.workflow import guards
+from notebook_bcc.workflow.actions import perform
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.guards import Guard
 from notebook_bcc.workflow.host import KernelHost
 
-__all__ = ["Handlers", "fact_from"]
+__all__ = ["Handlers"]
 
 Outcome = tuple[State, bool]  # the target state, and whether a guard forced it
 
 
 def _log_guard(log: TransitionLog, guard: Guard) -> None:
     log.add_guard(guard.name, guard.effect, guard.reason)
-
-
-#: a cell's own save is skipped when the notebook was saved less than this long ago (seconds)
-LIVE_SAVE_S = 1.0
 
 
 class Handlers:
@@ -210,96 +204,13 @@ class Handlers:
         s.step_log.append({"behavior": p.id, "iteration": s.iteration, "task": p.task})
         return State.BEHAVIOR_RUNNING, False
 
-    # -- the action: cells in the kernel, then the checks (G1 facts, G7) ------------------
+    # -- the action: cells in the kernel, then the checks (G1 facts, G7): actions.py --------
     def on_actions(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
         assert isinstance(p, ActionsPayload)
-        kernel = self.host.ensure()
-        ctx = self.ctx
-        s, step, tag, doc = ctx.state, ctx.state.step, self.tag(), ctx.doc
-        texts: list[str] = []
-        facts: list[dict[str, Any]] = []
-        notes: list[str] = []
-        figures: list[Figure] = []
-        failed = False
-        for n, action in enumerate(p.actions, 1):
-            if action.kind == "title":
-                s.project_title = action.content.strip()
-                doc.set_title(s.project_title)
-                continue
-            if action.kind == "text":
-                texts.append(action.content)
-                continue
-            cell_id = f"{s.seq + 1}-{n}"
-            if failed:
-                log.add_cell(
-                    cell_id, "skipped", 0, "not run: an earlier cell of this action failed"
-                )
-                continue
-            repeated = guards.repeated_code(action.content, step.failed_code)
-            if repeated is not None:
-                failed = True
-                _log_guard(log, repeated)
-                notes.append(f"G7: {repeated.reason}")
-                fact = CellFact("skipped", repeated.reason, "RepeatedCode", repeated.reason)
-                facts.append(asdict(fact))
-                continue
-            restarts = kernel.restarts
-            outcome = kernel.run_cell(action.content, spill_name=cell_id)
-            s.counters.cells += 1
-            log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)
-            shown = figures_in(outcome.outputs, first=len(figures) + 1)
-            figures += shown
-            facts.append(asdict(fact_from(outcome, tuple(f.note for f in shown), action.content)))
-            if outcome.status == "ok":
-                self._flush_texts(texts, tag)
-                doc.add_code(action.content, tag, outcome.outputs, outcome.execution_count)
-                doc.save(unless_within=LIVE_SAVE_S)
-                continue
-            failed = True
-            step.failed_code.append(guards.code_digest(action.content))
-            if ctx.config.keep_failed_cells:
-                self._flush_texts(texts, tag)
-                doc.add_code(
-                    action.content, tag, outcome.outputs, outcome.execution_count, failed=True
-                )
-                doc.save()
-            texts.clear()
-            if outcome.status in ("dead", "timeout"):
-                notes.append(self.host.recover(outcome, kernel.restarts > restarts))
-        if not failed:
-            self._flush_texts(texts, tag)
-            doc.save()
-        behavior = self.current_behavior()
-        names = [v.name for v in behavior.outputs] if behavior else []
-        criteria = list(behavior.acceptance) if behavior else []
-        try:
-            report = self.host.check_and_observe(f"{s.path}#{s.seq + 1}", names, criteria)
-        except (TimeoutError, KernelError) as exc:
-            notes.append(f"checks could not run: {exc}")
-            report = CheckReport(tuple((n, False) for n in names), ())
-        for name, present in report.artifacts:
-            log.add_artifact(name, present)
-        for expr, status, detail in report.criteria:
-            log.add_criterion(expr, status, detail)
-        s.last_execution = facts
-        s.last_checks = {
-            "artifacts": [list(a) for a in report.artifacts],
-            "criteria": [list(c) for c in report.criteria],
-            "notes": notes,
-        }
-        self.figures = tuple(figures)
-        if s.step_log:
-            s.step_log[-1].update(cells=facts, checks=s.last_checks)
-        doc.save()
+        self.figures = perform(p, self.ctx, self.host, self.tag(), self.current_behavior(), log)
         return State.BEHAVIOR_COMPLETED, False
 
-    def _flush_texts(self, texts: list[str], tag: CellTag) -> None:
-        for text in texts:
-            self.ctx.doc.add_markdown(text, tag)
-        texts.clear()
-
-    # -- reflectors -----------------------------------------------------------------------
     def on_reflection(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
         assert isinstance(p, ReflectionPayload)
@@ -405,10 +316,4 @@ def _plan_record(cls: type[Any], spec: Any) -> Any:
         spec.goal,
         [v.name for v in spec.verified_artifacts],
         [v.name for v in spec.required_variables],
-    )
-
-
-def fact_from(outcome: CellOutcome, figures: tuple[str, ...] = (), code: str = "") -> CellFact:
-    return CellFact(
-        outcome.status, outcome.excerpt, outcome.error_name, outcome.error_value, figures, code
     )

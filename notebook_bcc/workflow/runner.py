@@ -24,21 +24,17 @@ from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.kernel.verification import cells_to_verify
 from notebook_bcc.rundir.notebook import NotebookDocument
-from notebook_bcc.rundir.report import write_report
 from notebook_bcc.rundir.state import Usage, WorkflowState
 from notebook_bcc.rundir.store import RunStore, utc_now
-from notebook_bcc.rundir.summary import build_summary, render_summary_md
 from notebook_bcc.workflow import guards
 from notebook_bcc.workflow.context import RunContext, RunResult
 from notebook_bcc.workflow.exchange import AgentExchange
+from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, verdict, write_results
 from notebook_bcc.workflow.handlers import Handlers
 from notebook_bcc.workflow.host import KernelHost
-from notebook_bcc.workflow.verify import discard_scratch, make_shadow, verify
+from notebook_bcc.workflow.verify import discard_scratch, make_shadow
 
 __all__ = ["Runner", "RunResult", "EventHook", "COMPLETED_WITH_FAILED_STEPS"]
-
-#: the exit code of a run that completed with failed steps (README, "Exit codes")
-COMPLETED_WITH_FAILED_STEPS = 9
 
 EventHook = Callable[[dict[str, Any]], None]
 
@@ -78,9 +74,7 @@ class Runner:
         self._t0 = time.monotonic()
         self._elapsed_before = state.elapsed_s
         self._artifacts: dict[str, Any] = {}
-        spec = read_problem(problem_text)
-        self._questions = spec.questions
-        self._sheet = spec.sheet
+        self._spec = read_problem(problem_text)
         self._preview = ""  # the data files' preview, made in run() while the kernel boots
         #: verifies as it goes: a fresh kernel runs each cell once it is committed
         self.shadow = make_shadow(self.ctx) if config.verify else None
@@ -107,7 +101,7 @@ class Runner:
                 self.host.launch()
             from notebook_bcc.inputs.preview import preview_files  # pandas: while it boots
 
-            self._preview = preview_files(self.store.root, self.files, sheet=self._sheet)
+            self._preview = preview_files(self.store.root, self.files, sheet=self._spec.sheet)
             while State(self.state.fsm_state) not in fsm.TERMINALS:
                 row = fsm.event_from(State(self.state.fsm_state))
                 if row.agent is None:
@@ -135,13 +129,8 @@ class Runner:
             if self.shadow is not None and self.state.fsm_state != "WORKFLOW_COMPLETED":
                 self.shadow.close()
                 discard_scratch(self.store.root)
-            if self.state.fsm_state == "WORKFLOW_COMPLETED":
-                shortfall = self.state.shortfall()
-                exit_code = COMPLETED_WITH_FAILED_STEPS if shortfall else 0
-                message = "workflow completed" + (f" with {shortfall}" if shortfall else "")
-            elif self.state.fsm_state == "WORKFLOW_FAILED" and not message:
-                exit_code, message = 1, f"workflow failed: {self.state.error}"
-            summary = self._finish()
+            exit_code, message = verdict(self.state, exit_code, message)
+            summary = write_results(self.ctx, self.shadow, self._artifacts, self._spec)
         except StorageError:
             if exit_code:  # the disk is still full: the checkpoint on disk is the last good one
                 return RunResult(self.store.root, self.state.fsm_state, exit_code, message, {})
@@ -205,7 +194,7 @@ class Runner:
             behavior=self.handlers.current_behavior(),
             max_behaviors=self.config.max_behaviors_per_step,
             seed=self.config.seed,
-            questions=self._questions,
+            questions=self._spec.questions,
             data_preview=self._preview,
             figures=self.handlers.figures,
         )
@@ -301,36 +290,3 @@ class Runner:
             s.resume_from = source.value
         target = fsm.transition_for(source, event).targets[0]
         self._commit(log, event, source, target, False, time.monotonic())
-
-    # -- the end --------------------------------------------------------------------------
-    def _finish(self) -> dict[str, Any]:
-        s = self.state
-        verification: dict[str, Any] = {"status": "skipped", "first_failing_cell": None}
-        if s.fsm_state == "WORKFLOW_COMPLETED" and self.shadow is not None:  # --verify
-            verification = verify(self.ctx, self._artifacts, self.shadow)
-        self.doc.set_verification(verification)
-        self.doc.set_variables(s.ledger.to_json())
-        self.doc.save()
-        question = read_problem(self.problem_text).text
-        summary = build_summary(
-            s,
-            verification,
-            self._artifacts,
-            self.store.root,
-            question,
-            self._questions,
-            sandboxed=self.config.sandbox,
-            where=self.config.kernel_gateway or "local",
-        )
-        self.store.write_json("summary.json", summary)
-        try:
-            write_report(self.store)
-        except StorageError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a report that cannot be drawn never costs the run
-            self.store.append_event(
-                {"type": "report_failed", "error": f"{type(exc).__name__}: {exc}"}
-            )
-        # the last write: with both summaries on disk the run counts as finished
-        self.store.write("summary.md", render_summary_md(summary))
-        return summary

@@ -114,3 +114,39 @@ def test_the_cli_process_declines_the_slow_iri_checker() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[None, None, None, None]"
+
+
+MAX_MODULE_LINES = 400
+MAX_CODE_STRING_LINES = 15
+
+
+def test_every_module_can_be_read_in_one_sitting() -> None:
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def _is_python(text: str) -> bool:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    return any(not isinstance(n, ast.Expr) for n in tree.body)  # prose parses to nothing else
+
+
+def test_no_code_hides_in_a_string() -> None:
+    """Code belongs in a Python file of the package (linted, highlighted), read with
+    importlib.resources as the offline templates and the in-kernel helper are."""
+    hidden = []
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            lines = [ln for ln in node.value.splitlines() if ln.strip()]
+            if len(lines) > MAX_CODE_STRING_LINES and _is_python(node.value):
+                hidden.append(f"{path.relative_to(PACKAGE)}:{node.lineno} ({len(lines)} lines)")
+    assert not hidden, hidden

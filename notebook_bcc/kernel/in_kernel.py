@@ -1,0 +1,351 @@
+"""The helper that runs inside the kernel (``helper_source.call_expression`` sends this file's
+text, which is ``exec``-ed into a module of its own there): namespace inspection, figure text,
+acceptance checks, deletion and result fetching. It imports nothing from ``notebook_bcc`` (a
+kernel on a gateway has no such package) and only the standard library at module level; it
+reads pandas and numpy from ``sys.modules`` when the user's code imported them. Every entry
+point takes a JSON string and returns a JSON string, and catches user errors itself so
+IPython never records a traceback. Unit tests import it as an ordinary module.
+"""
+
+import contextlib as _contextlib
+import functools as _functools
+import inspect as _inspect
+import json as _json
+import operator as _operator
+import reprlib as _reprlib
+import sys as _sys
+import types as _types
+
+_SKIP = {"In", "Out", "exit", "quit", "get_ipython"}
+_MAX_VARS = 500
+_MAX_COLS = 40
+_REPR_CHARS = 600
+_SMALL_SERIES = 20  # a Series this short shows its values
+
+
+class _OrderedRepr(_reprlib.Repr):
+    # reprlib sorts dict keys; a ledger must show them in the order the code made them
+    def repr_dict(self, x, level):
+        n = len(x)
+        if n == 0:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        items = []
+        for key in list(x)[: self.maxdict]:
+            items.append(f"{self.repr1(key, level - 1)}: {self.repr1(x[key], level - 1)}")
+        if n > self.maxdict:
+            items.append("...")
+        return "{" + ", ".join(items) + "}"
+
+    def repr_instance(self, x, level):
+        if _is_estimator(x):
+            return self._trim(_estimator_text(x))
+        return super().repr_instance(x, level)
+
+    def _trim(self, text):
+        limit = self.maxother
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_estimator(x):
+    return hasattr(x, "get_params") and type(x).__module__.startswith("sklearn")
+
+
+def _estimator_text(x):
+    # sklearn's own repr of a composite estimator (a Pipeline) costs ~10 ms, on every
+    # inspection; this names its parts, each leaf by its own (fast) repr
+    parts = getattr(x, "steps", None) or getattr(x, "transformers", None)
+    if isinstance(parts, list):
+        inner = ", ".join(
+            f"{p[0]}={_estimator_text(p[1])}" for p in parts if isinstance(p, tuple) and len(p) >= 2
+        )
+        return f"{type(x).__name__}({inner})"
+    return repr(x)
+
+
+_short = _OrderedRepr()
+_short.maxlevel = 2
+_short.maxstring = _short.maxother = _short.maxlong = 160
+_short.maxdict = _short.maxlist = _short.maxtuple = 20
+_short.maxset = _short.maxfrozenset = _short.maxdeque = _short.maxarray = 20
+
+# the results every agent must be able to read whole (README, "Results")
+_RESULTS = ("final_answers", "final_metrics")
+_RESULT_CHARS = 4000
+_long = _OrderedRepr()
+_long.maxlevel = 3
+_long.maxstring = _long.maxother = _long.maxlong = 400
+_long.maxdict = _long.maxlist = _long.maxtuple = 50
+
+
+def _shell():
+    from IPython import get_ipython
+
+    return get_ipython()
+
+
+def _user_items(shell):
+    hidden = shell.user_ns_hidden
+    missing = object()
+    for name, value in list(shell.user_ns.items()):
+        if name.startswith("_") or name in _SKIP or hidden.get(name, missing) is value:
+            continue
+        if _is_code(value):
+            continue
+        yield name, value
+
+
+def _is_code(value):
+    # Modules, classes and routines; callable *instances* (fitted models) are data.
+    if isinstance(value, (_types.ModuleType, type, _functools.partial)):
+        return True
+    return _inspect.isroutine(value) or type(value).__name__ == "ufunc"
+
+
+def _dims(shape):
+    try:
+        return "x".join(str(_operator.index(d)) for d in shape)
+    except Exception:
+        return None
+
+
+def _summary(name, value):
+    pd = _sys.modules.get("pandas")
+    np = _sys.modules.get("numpy")
+    info = {
+        "name": name,
+        "kind": type(value).__name__,
+        "shape": None,
+        "length": None,
+        "columns": [],
+        "bytes": 0,
+        "repr": "",
+    }
+    if pd is not None and isinstance(value, pd.DataFrame):
+        rows, cols = value.shape
+        dtypes = value.dtypes.iloc[:_MAX_COLS]
+        info.update(
+            shape=f"{rows}x{cols}",
+            length=rows,
+            repr=f"DataFrame {rows}x{cols}",
+            columns=[[str(c), str(t)] for c, t in dtypes.items()],
+            bytes=int(value.memory_usage(index=True, deep=False).sum()),
+        )
+    elif pd is not None and isinstance(value, pd.Series):
+        n = len(value)
+        text = f"Series {n} {value.dtype} name={_short.repr(value.name)}"
+        if n <= _SMALL_SERIES:  # coefficients, importances, counts: the values are the point
+            text += " " + _short.repr(dict(value.items()))
+        info.update(
+            shape=str(n), length=n, bytes=int(value.memory_usage(index=True, deep=False)), repr=text
+        )
+    elif np is not None and isinstance(value, np.ndarray):
+        shape = _dims(value.shape)
+        text = _short.repr(value) if value.size <= 20 else f"ndarray {shape} {value.dtype}"
+        info.update(
+            shape=shape,
+            length=value.shape[0] if value.ndim else None,
+            bytes=int(value.nbytes),
+            repr=text,
+        )
+    else:
+        shape = getattr(value, "shape", None)
+        if isinstance(shape, tuple):
+            info["shape"] = _dims(shape)
+        # a scikit-learn ensemble's len() is its number of estimators, not a size
+        if hasattr(type(value), "__len__") and not _is_estimator(value):
+            with _contextlib.suppress(Exception):
+                info["length"] = int(len(value))
+        info["bytes"] = int(_sys.getsizeof(value, 0))
+        info["repr"] = (_long if name in _RESULTS else _short).repr(value)
+    text = info["repr"]
+    limit = _RESULT_CHARS if name in _RESULTS else _REPR_CHARS
+    if len(text) > limit:  # cut between items, never inside a number or a name
+        cut = text.rfind(", ", 0, limit)
+        text = text[: cut if cut > 0 else limit] + ", ..."
+    info["repr"] = text
+    return info
+
+
+def inspect_ns(request):
+    items = sorted(_user_items(_shell()), key=lambda item: item[0])
+    out = []
+    for name, value in items[:_MAX_VARS]:
+        try:
+            out.append(_summary(name, value))
+        except Exception as exc:
+            out.append(
+                {
+                    "name": name,
+                    "kind": type(value).__name__,
+                    "shape": None,
+                    "length": None,
+                    "columns": [],
+                    "bytes": 0,
+                    "repr": f"<unavailable: {type(exc).__name__}>",
+                }
+            )
+    return _json.dumps({"vars": out, "total": len(items), "code": _code_names(_shell())})
+
+
+def _code_names(shell):
+    # modules ("pd" -> "pandas") and functions or classes the user can call, by name
+    hidden = shell.user_ns_hidden
+    missing = object()
+    modules, callables = [], []
+    for name, value in sorted(shell.user_ns.items()):
+        if name.startswith("_") or name in _SKIP or hidden.get(name, missing) is value:
+            continue
+        if isinstance(value, _types.ModuleType):
+            modules.append([name, value.__name__])
+        elif _is_code(value):
+            where = getattr(value, "__module__", None) or ""
+            if where == "__main__":  # the notebook's own: show how to call it
+                try:
+                    where = "signature " + str(_inspect.signature(value))[:160]
+                except (TypeError, ValueError):
+                    where = ""
+            callables.append([name, str(where)])
+    return {"modules": modules[:_MAX_VARS], "callables": callables[:_MAX_VARS]}
+
+
+def check_ns(request):
+    args = _json.loads(request)
+    ns = _shell().user_ns
+    artifacts = [[name, name in ns] for name in args["artifacts"]]
+    criteria = []
+    for expr in args["criteria"]:
+        try:
+            code = compile(expr, "<criterion>", "eval")
+            verdict = "passed" if bool(eval(code, ns, {})) else "failed"
+            criteria.append([expr, verdict, ""])
+        except Exception as exc:
+            criteria.append([expr, "error", f"{type(exc).__name__}: {exc}"[:500]])
+    return _json.dumps({"artifacts": artifacts, "criteria": criteria})
+
+
+def _describe_figure(fig):
+    # matplotlib's own repr, plus the titles and axis labels a reader (or a model that cannot
+    # see images) needs to know what a figure shows
+    text = repr(fig)
+    try:
+        parts = []
+        suptitle = getattr(fig, "_suptitle", None)
+        if suptitle is not None and suptitle.get_text():
+            parts.append(f"title {suptitle.get_text()!r}")
+        for ax in fig.axes[:6]:
+            bits = [repr(ax.get_title())] if ax.get_title() else []
+            if ax.get_xlabel() or ax.get_ylabel():
+                bits.append(f"x: {ax.get_xlabel() or '-'}, y: {ax.get_ylabel() or '-'}")
+            if bits:
+                parts.append("axes " + " ".join(bits))
+        if len(fig.axes) > 6:
+            parts.append(f"{len(fig.axes) - 6} more axes")
+        if parts and text.endswith(">"):
+            text = text[:-1] + ": " + "; ".join(parts) + ">"
+    except Exception:
+        pass
+    return text[:400]
+
+
+def figures_ns(request):
+    # Figures' text/plain output names their titles and axis labels (installed at kernel
+    # start). IPython's select_figure_formats, which the inline backend calls when pyplot
+    # first draws, pops every formatter's Figure entry, so it is wrapped to register again.
+    import IPython.core.pylabtools as pylabtools
+
+    shell = _shell()
+
+    def plain(fig, printer, cycle):
+        printer.text(_describe_figure(fig))
+
+    def register():
+        formatter = shell.display_formatter.formatters["text/plain"]
+        formatter.for_type_by_name("matplotlib.figure", "Figure", plain)
+
+    original = pylabtools.select_figure_formats
+    if not getattr(original, "_bcc", False):
+
+        def select_figure_formats(*args, **kwargs):
+            result = original(*args, **kwargs)
+            register()
+            return result
+
+        select_figure_formats._bcc = True
+        pylabtools.select_figure_formats = select_figure_formats
+        inline = _sys.modules.get("matplotlib_inline.backend_inline")
+        if inline is not None:
+            inline.select_figure_formats = select_figure_formats
+    register()
+    return _json.dumps({"ok": True})
+
+
+def delete_ns(request):
+    # Delete each name. Its object's hidden references (Out history, _N, the displayhook) go
+    # too, so the memory is freed, unless another user name still holds the same object:
+    # IPython's del_var(name) would delete every name bound to it (a loop variable deprecated
+    # after its last iteration would take the list element's own name with it).
+    import gc
+
+    shell = _shell()
+    spaces = list(shell.all_ns_refs)  # user_ns, the user module's globals, hidden names
+    obj = None
+    for name in _json.loads(request):
+        if name.startswith("_") or name in _SKIP or name not in shell.user_ns:
+            continue
+        obj = shell.user_ns[name]
+        for space in spaces:
+            if space.get(name, None) is obj:
+                del space[name]
+        if any(
+            o is obj
+            for space in spaces
+            for n, o in space.items()
+            if not n.startswith("_") and n not in _SKIP
+        ):
+            continue
+        for space in [*spaces, shell.history_manager.output_hist]:
+            for key in [k for k, o in space.items() if o is obj]:
+                del space[key]
+        if getattr(shell.last_execution_result, "result", None) is obj:
+            shell.last_execution_result = None
+        for attr in ("_", "__", "___"):
+            if getattr(shell.displayhook, attr, None) is obj:
+                setattr(shell.displayhook, attr, None)
+    del obj
+    gc.collect()
+    return _json.dumps({"ok": True})
+
+
+def names_ns(request):
+    return _json.dumps(sorted(_shell().user_ns))
+
+
+def _plain(value):
+    # numpy scalars (np.float64, np.int64, np.bool_) and timestamps become plain JSON values
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        return value.item()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise TypeError(type(value).__name__)
+
+
+def fetch_ns(request):
+    # values of small JSON-serialisable variables; larger or non-JSON ones are left out
+    req = _json.loads(request)
+    ns = _shell().user_ns
+    found = {}
+    for name in req["names"]:
+        if name not in ns:
+            continue
+        value = ns[name]
+        if not isinstance(value, (dict, list, tuple, str, int, float, bool)) or value is None:
+            continue
+        try:
+            text = _json.dumps(value, default=_plain)  # NaN too: answers may hold it
+        except (TypeError, ValueError):
+            continue
+        if len(text) <= req["max_chars"]:
+            found[name] = _json.loads(text)
+    return _json.dumps(found)

@@ -1,0 +1,65 @@
+"""The end of a run: its exit code and message, then what it leaves for people and scripts
+(the verification verdict, summary.json, report.html, and summary.md written last)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from notebook_bcc.errors import StorageError
+from notebook_bcc.inputs.problem import ProblemSpec
+from notebook_bcc.kernel.shadow import ShadowRun
+from notebook_bcc.rundir.report import write_report
+from notebook_bcc.rundir.state import WorkflowState
+from notebook_bcc.rundir.summary import build_summary, render_summary_md
+from notebook_bcc.workflow.context import RunContext
+from notebook_bcc.workflow.verify import verify
+
+__all__ = ["COMPLETED_WITH_FAILED_STEPS", "verdict", "write_results"]
+
+#: the exit code of a run that completed with failed steps (README, "Exit codes")
+COMPLETED_WITH_FAILED_STEPS = 9
+
+
+def verdict(state: WorkflowState, exit_code: int, message: str) -> tuple[int, str]:
+    """The exit code and message of a run that reached ``state`` (an error's, if any, stays)."""
+    if state.fsm_state == "WORKFLOW_COMPLETED":
+        shortfall = state.shortfall()
+        exit_code = COMPLETED_WITH_FAILED_STEPS if shortfall else 0
+        message = "workflow completed" + (f" with {shortfall}" if shortfall else "")
+    elif state.fsm_state == "WORKFLOW_FAILED" and not message:
+        exit_code, message = 1, f"workflow failed: {state.error}"
+    return exit_code, message
+
+
+def write_results(
+    ctx: RunContext, shadow: ShadowRun | None, artifacts: dict[str, Any], spec: ProblemSpec
+) -> dict[str, Any]:
+    """Verify (a completed run with ``shadow``), then write the summaries and the report;
+    the summary."""
+    s, doc, store, config = ctx.state, ctx.doc, ctx.store, ctx.config
+    verification: dict[str, Any] = {"status": "skipped", "first_failing_cell": None}
+    if s.fsm_state == "WORKFLOW_COMPLETED" and shadow is not None:  # --verify
+        verification = verify(ctx, artifacts, shadow)
+    doc.set_verification(verification)
+    doc.set_variables(s.ledger.to_json())
+    doc.save()
+    summary = build_summary(
+        s,
+        verification,
+        artifacts,
+        store.root,
+        spec.text,
+        spec.questions,
+        sandboxed=config.sandbox,
+        where=config.kernel_gateway or "local",
+    )
+    store.write_json("summary.json", summary)
+    try:
+        write_report(store)
+    except StorageError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a report that cannot be drawn never costs the run
+        store.append_event({"type": "report_failed", "error": f"{type(exc).__name__}: {exc}"})
+    # the last write: with both summaries on disk the run counts as finished
+    store.write("summary.md", render_summary_md(summary))
+    return summary
