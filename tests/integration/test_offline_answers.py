@@ -80,9 +80,11 @@ def test_what_determines_the_target_names_its_top_features(tmp_path: Path) -> No
         }
     )
     frame.to_csv(tmp_path / "cars.csv", index=False)
-    summary = offline(tmp_path, "# Cars\n\nWhat determines `mpg`?\n", tmp_path / "cars.csv")
-    [answer] = summary["answers"]
+    problem = "# Cars\n\n1. What determines `mpg`?\n2. Which factors matter most for `mpg`?\n"
+    summary = offline(tmp_path, problem, tmp_path / "cars.csv")
+    answer, factors = summary["answers"]
     assert answer["answered"], answer
+    assert factors["value"] == answer["value"], factors
     assert answer["value"][:2] == ["weight", "horsepower"], answer
     assert "permutation importance" in answer["text"]
     assert re.search(r"shuffled\): weight \d\.\d{3}, horsepower \d\.\d{3}", answer["text"])

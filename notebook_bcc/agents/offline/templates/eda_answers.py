@@ -158,13 +158,16 @@ def _bcc_metrics_answer(question):
 
 
 def _bcc_answer(question, frame, id_cols):
-    # (value, text, values) of the first reading that applies, else not answered with why
+    # (value, text, values) of the first reading that answers, else not answered with the
+    # first reason ("which factors matter most" is no ranking of groups, but it is answered)
+    why = None
     for found in (_bcc_rank_answer(question, frame, id_cols),
                   _bcc_drivers_answer(question, globals().get("TARGET")),
                   _bcc_metrics_answer(question)):
-        if found is not None:
+        if found is not None and found[0] is not None:
             return (*found, {})[:3]
-    return None, "the offline analyst answers only 'which ... most / least', 'what determines <target>' and score questions", {}
+        why = why or (found[1] if found is not None else None)
+    return None, why or "the offline analyst answers only 'which ... most / least', 'what determines <target>' and score questions", {}
 
 
 _bcc_ids = set((globals().get("integrity_report") or {}).get("id_like_columns", []))
