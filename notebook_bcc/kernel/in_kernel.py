@@ -85,15 +85,19 @@ def _shell():
     return get_ipython()
 
 
-def _user_items(shell):
+def _visible(shell, items):
+    # the user's own names: no "_" temporaries, IPython's In/Out, nor its hidden names
     hidden = shell.user_ns_hidden
     missing = object()
-    for name, value in list(shell.user_ns.items()):
-        if name.startswith("_") or name in _SKIP or hidden.get(name, missing) is value:
-            continue
-        if _is_code(value):
-            continue
-        yield name, value
+    for name, value in items:
+        if not (name.startswith("_") or name in _SKIP or hidden.get(name, missing) is value):
+            yield name, value
+
+
+def _user_items(shell):
+    for name, value in _visible(shell, list(shell.user_ns.items())):
+        if not _is_code(value):
+            yield name, value
 
 
 def _is_code(value):
@@ -110,18 +114,17 @@ def _dims(shape):
         return None
 
 
+def _blank(name, value, text=""):
+    # a variable's record before anything is measured (or when measuring it failed)
+    info = {"name": name, "kind": type(value).__name__, "shape": None, "length": None}
+    info.update(columns=[], bytes=0, repr=text)
+    return info
+
+
 def _summary(name, value):
     pd = _sys.modules.get("pandas")
     np = _sys.modules.get("numpy")
-    info = {
-        "name": name,
-        "kind": type(value).__name__,
-        "shape": None,
-        "length": None,
-        "columns": [],
-        "bytes": 0,
-        "repr": "",
-    }
+    info = _blank(name, value)
     if pd is not None and isinstance(value, pd.DataFrame):
         rows, cols = value.shape
         dtypes = value.dtypes.iloc[:_MAX_COLS]
@@ -175,28 +178,14 @@ def inspect_ns(request):
         try:
             out.append(_summary(name, value))
         except Exception as exc:
-            out.append(
-                {
-                    "name": name,
-                    "kind": type(value).__name__,
-                    "shape": None,
-                    "length": None,
-                    "columns": [],
-                    "bytes": 0,
-                    "repr": f"<unavailable: {type(exc).__name__}>",
-                }
-            )
+            out.append(_blank(name, value, f"<unavailable: {type(exc).__name__}>"))
     return _json.dumps({"vars": out, "total": len(items), "code": _code_names(_shell())})
 
 
 def _code_names(shell):
     # modules ("pd" -> "pandas") and functions or classes the user can call, by name
-    hidden = shell.user_ns_hidden
-    missing = object()
     modules, callables = [], []
-    for name, value in sorted(shell.user_ns.items()):
-        if name.startswith("_") or name in _SKIP or hidden.get(name, missing) is value:
-            continue
+    for name, value in _visible(shell, sorted(shell.user_ns.items())):
         if isinstance(value, _types.ModuleType):
             modules.append([name, value.__name__])
         elif _is_code(value):
