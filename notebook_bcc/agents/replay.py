@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
-from lxml import etree
-
 from notebook_bcc.agents import AgentReply, AgentSettings
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 from notebook_bcc.errors import UsageError
+from notebook_bcc.rundir.store import RunStore
 
 __all__ = ["ReplayAgent"]
 
@@ -29,18 +28,14 @@ class ReplayAgent:
     @classmethod
     def from_run_dir(cls, run_dir: str | Path) -> ReplayAgent:
         root = Path(run_dir)
-        logs = sorted((root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml"))
+        logs = list(RunStore(root).logs())  # committed transitions only, in order
         if not logs:
             raise UsageError(
                 f"{root} has no transition logs to replay",
                 remedy="pass a run directory of `bcc run`",
             )
         replies: dict[str, deque[str]] = {}
-        parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
-        for path in logs:
-            if path.name.endswith(".attempts.xml"):
-                continue
-            t = etree.parse(str(path), parser).getroot()
+        for t in logs:
             ok = [r for r in t.findall("response") if r.get("status") == "ok"]
             if ok:
                 replies.setdefault(t.get("event"), deque()).append(ok[-1].text or "")

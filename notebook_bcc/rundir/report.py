@@ -22,7 +22,7 @@ from typing import Any
 from lxml import etree
 
 from notebook_bcc.rundir.results import named_text
-from notebook_bcc.rundir.store import RunStore
+from notebook_bcc.rundir.store import RunStore, read_log
 
 __all__ = ["render_report", "write_report"]
 
@@ -80,25 +80,14 @@ def _pre(text: str, cls: str = "") -> str:
     return f'<pre class="{cls}">{e(_short(text))}</pre>{spilled}'
 
 
-def _events(root: Path) -> list[dict[str, Any]]:
-    path = root / "events.jsonl"
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue  # a torn last line after a crash
-    return out
-
-
-def _transitions(root: Path, events: list[dict[str, Any]]) -> list[Transition]:
+def _transitions(store: RunStore) -> list[Transition]:
+    """The committed transitions, each with its guards and its parsed log."""
+    events = list(store.events())
     guards: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
     for ev in events:
         if ev.get("type") == "guard":
             guards[ev["seq"]].append((ev["guard"], ev["effect"], ev["reason"]))
-    logs = {int(p.name[:4]): p for p in (root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml")}
+    logs = {int(p.name[:4]): p for p in store.log_files()}
     return [
         Transition(
             ev["seq"],
@@ -111,15 +100,11 @@ def _transitions(root: Path, events: list[dict[str, Any]]) -> list[Transition]:
             bool(ev.get("forced")),
             int(ev.get("duration_ms") or 0),
             tuple(guards[ev["seq"]]),
-            _parse(logs.get(ev["seq"])),
+            read_log(logs[ev["seq"]]) if ev["seq"] in logs else None,
         )  # fmt: skip
         for ev in events
         if ev.get("type") == "transition"
     ]
-
-
-def _parse(path: Path | None) -> etree._Element | None:
-    return None if path is None else etree.parse(str(path)).getroot()
 
 
 def _calls(t: Transition) -> int:
@@ -366,7 +351,7 @@ def render_report(root: Path) -> str:
     summary = (
         json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
     )
-    transitions = _transitions(root, _events(root))
+    transitions = _transitions(RunStore(root))
     notebook, cells_by_seq = _notebook(root)
     title = state.get("project_title") or state.get("problem_title") or root.name
     tree = "".join(

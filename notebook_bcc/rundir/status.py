@@ -10,7 +10,7 @@ from lxml import etree
 
 from notebook_bcc.errors import InputError
 from notebook_bcc.rundir.results import named_text
-from notebook_bcc.rundir.store import RunStore
+from notebook_bcc.rundir.store import RunStore, read_log
 from notebook_bcc.rundir.summary import kernel_words
 
 __all__ = ["status_json", "status_text", "log_list", "log_show"]
@@ -96,16 +96,10 @@ def status_text(run_dir: Path) -> str:
     return "\n".join(lines)
 
 
-def _parse(path: Path) -> etree._Element:
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
-    return etree.parse(str(path), parser).getroot()
-
-
 def log_list(run_dir: Path) -> str:
     store = RunStore.open(run_dir)
     rows = []
-    for path in store.log_files():
-        t = _parse(path)
+    for t in store.logs():
         statuses = ",".join(r.get("status", "") for r in t.findall("response")) or "-"
         rows.append(
             f"{t.get('seq'):>4}  {t.get('event'):<15} {t.get('from'):>18} -> {t.get('to'):<18} "
@@ -119,7 +113,7 @@ def log_show(run_dir: Path, seq: int) -> str:
     store = RunStore.open(run_dir)
     for path in store.log_files():
         if path.name.startswith(f"{seq:04d}_"):
-            return etree.tostring(_parse(path), pretty_print=True, encoding="unicode")
+            return etree.tostring(read_log(path), pretty_print=True, encoding="unicode")
     raise InputError(
         f"no transition {seq} in {run_dir}", remedy="list them with `bcc logs RUN_DIR`"
     )

@@ -15,14 +15,20 @@ import shutil
 import stat
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from lxml import etree
+
 from notebook_bcc import failpoints
 from notebook_bcc.errors import InputError, RunLocked, StorageError, UsageError
 
-__all__ = ["RunStore", "write_durable", "slugify", "utc_now"]
+__all__ = ["RunStore", "Recovery", "read_log", "write_durable", "slugify", "utc_now"]
+
+#: a transition log written before its checkpoint, renamed ``NNNN_EVENT.xml`` after it
+PENDING = ".pending.xml"
 
 LOCK_NAME = "run.lock"
 
@@ -161,25 +167,71 @@ class RunStore:
         )
         self.write("state.json", "{\n" + lines + "\n}\n")
 
-    def write_log(self, seq: int, event: str, xml: bytes) -> str:
-        name = f"logs/{seq:04d}_{event}.xml"
-        self.write(name, xml)
-        return name
+    def commit(
+        self,
+        seq: int,
+        event: str,
+        xml: bytes,
+        records: Sequence[dict[str, Any]],
+        checkpoint: dict[str, Any],
+    ) -> None:
+        """Make one transition durable: its log under a pending name, its events.jsonl lines,
+        ``state.json`` (the commit point), then the log's rename to ``NNNN_EVENT.xml``.
+
+        A crash before ``state.json`` leaves a pending log and event lines past the
+        checkpoint, which ``recover`` drops; a crash after it leaves a pending log at the
+        checkpoint's seq, which ``recover`` publishes. So no seq is ever used twice.
+        """
+        pending = self.root / "logs" / f"{seq:04d}_{event}{PENDING}"
+        write_durable(pending, xml)
+        self.append_events(records)
+        self.write_checkpoint(checkpoint)
+        _rename_durable(pending, self.root / "logs" / f"{seq:04d}_{event}.xml")
 
     def append_event(self, record: dict[str, Any]) -> None:
         """Append one line to events.jsonl and fsync; stamped with ``at`` (UTC) unless given."""
-        if "at" not in record:
-            record = {**record, "at": utc_now()}
-        line = (json.dumps(record, default=str) + "\n").encode("utf-8")
+        self.append_events([record])
+
+    def append_events(self, records: Sequence[dict[str, Any]]) -> None:
+        """Append lines to events.jsonl in one write, then fsync."""
+        now = utc_now()
+        data = "".join(json.dumps({"at": now, **r}, default=str) + "\n" for r in records)
         path = self.root / "events.jsonl"
         try:
             with open(path, "ab") as fh:
                 failpoints.hit("write", path)
-                fh.write(line)
+                fh.write(data.encode("utf-8"))
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
             raise _storage_error(exc, path) from exc
+
+    def recover(self, seq: int) -> Recovery:
+        """Bring the history back to the checkpoint at ``seq`` (after a crash, or before an
+        abort is committed): a pending log at or before ``seq`` is published, a log past it
+        becomes ``NNNN_EVENT.abandoned.xml``, and the transition and guard lines past it
+        (and a torn line) leave events.jsonl."""
+        logs = self.root / "logs"
+        for path in sorted(logs.glob(f"[0-9][0-9][0-9][0-9]_*{PENDING}")):
+            if _seq_of(path) <= seq:
+                _rename_durable(path, path.with_name(path.name.replace(PENDING, ".xml")))
+        abandoned = []
+        for path in sorted(logs.glob(f"[0-9][0-9][0-9][0-9]_*{PENDING}")) + self.log_files():
+            if _seq_of(path) > seq:
+                stem = path.name.split(".")[0]
+                target, n = logs / f"{stem}.abandoned.xml", 2
+                while target.exists():
+                    target, n = logs / f"{stem}.abandoned-{n}.xml", n + 1
+                _rename_durable(path, target)
+                abandoned.append(target.name)
+        for leftover in [*self.root.glob(".*.tmp"), *logs.glob(".*.tmp")]:
+            leftover.unlink(missing_ok=True)
+        path = self.root / "events.jsonl"
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        kept = [line for line in lines if _committed_line(line, seq)]
+        if len(kept) != len(lines):
+            write_durable(path, "".join(f"{line}\n" for line in kept))
+        return Recovery(tuple(abandoned), len(lines) - len(kept))
 
     # -- reads ----------------------------------------------------------------------------
     def summarised(self) -> bool:
@@ -190,7 +242,7 @@ class RunStore:
         return json.loads((self.root / relpath).read_text(encoding="utf-8"))
 
     def events(self) -> Iterator[dict[str, Any]]:
-        """Events in order; a torn last line (crash mid-append) is dropped."""
+        """Events in order; a torn line (a crash mid-append, before ``recover``) is skipped."""
         path = self.root / "events.jsonl"
         if not path.exists():
             return
@@ -201,18 +253,55 @@ class RunStore:
                 continue
 
     def log_files(self) -> list[Path]:
-        """The committed transitions' logs, ``logs/NNNN_EVENT.xml``, in order (not the
-        ``.attempts.xml`` of a transition that never completed, nor ``.abandoned.xml``)."""
+        """The committed transitions' logs, ``logs/NNNN_EVENT.xml``, in order: not the
+        ``.attempts.xml`` of a transition whose agent never answered validly, nor the
+        ``.abandoned.xml`` of one a crash or an abort undid, nor a ``.pending.xml``."""
         logs = (self.root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml")
         return sorted(p for p in logs if p.name.count(".") == 1)
 
-    def abandon_logs_after(self, seq: int) -> list[str]:
-        """Rename the logs of transitions past ``seq`` (written before a crash, never
-        committed) to ``NNNN_EVENT.abandoned.xml``; return the new names."""
-        renamed = []
+    def logs(self) -> Iterator[etree._Element]:
+        """The committed transitions' logs, parsed, in order."""
         for path in self.log_files():
-            if int(path.name[:4]) > seq:
-                target = path.with_name(path.name.replace(".xml", ".abandoned.xml"))
-                path.replace(target)
-                renamed.append(target.name)
-        return renamed
+            yield read_log(path)
+
+
+def read_log(path: Path) -> etree._Element:
+    """A transition log's root element, parsed without entities, network or size limits."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+    return etree.parse(str(path), parser).getroot()
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What ``RunStore.recover`` undid: the logs it renamed and the event lines it dropped."""
+
+    abandoned_logs: tuple[str, ...]
+    dropped_events: int
+
+
+def _seq_of(path: Path) -> int:
+    return int(path.name[:4])
+
+
+def _committed_line(line: str, seq: int) -> bool:
+    """An events.jsonl line that stays: whole, and not a transition or guard past ``seq``."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    if not isinstance(record, dict):
+        return False
+    return record.get("type") not in ("transition", "guard") or int(record.get("seq", 0)) <= seq
+
+
+def _rename_durable(source: Path, target: Path) -> None:
+    """Rename within one directory, then fsync the directory."""
+    try:
+        os.replace(source, target)
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError as exc:
+        raise _storage_error(exc, target) from exc

@@ -1,8 +1,8 @@
 """The runner: the loop, the commit of each transition, and the abort.
 
 Take the table's event for the current state, ask the agent, hand the payload to its handler
-(``handlers.py``), then log and checkpoint: the log file, the event line, state.json, in
-that order. ``session.py`` opens runs; docs/architecture.md, "One transition", draws it.
+(``handlers.py``), then commit it (``RunStore.commit``: a pending log, the event lines,
+state.json, the log's rename). ``session.py`` opens runs; docs/architecture.md, "One transition", draws it.
 """
 
 from __future__ import annotations
@@ -143,9 +143,10 @@ class Runner:
         """Forget the unfinished transition, then checkpoint WORKFLOW_ABORTED (resumable).
 
         The state comes back from the last checkpoint and the notebook loses the cells that
-        transition added, so ``bcc resume`` redoes it once. Model usage and kernel restarts
-        spent on it are kept. A write that fails here (disk still full) leaves the last
-        checkpoint as it was, which is just as resumable.
+        transition added, so ``bcc resume`` redoes it once; whatever of it reached the disk
+        (a pending log, event lines) is undone first, so the ABORT takes the next seq and no
+        seq is used twice. Model usage and kernel restarts spent on it are kept. A write that
+        fails here (disk still full) leaves the last checkpoint as it was, just as resumable.
         """
         if State(self.state.fsm_state) in fsm.TERMINALS:
             return
@@ -155,16 +156,15 @@ class Runner:
             saved = WorkflowState.from_json(self.store.read_json("state.json"))
         except (OSError, ValueError):
             saved = spent
-        if saved is not spent:
-            saved.counters.llm_calls = spent.counters.llm_calls
-            saved.counters.kernel_restarts = spent.counters.kernel_restarts
-            saved.usage, saved.usage_by_location = spent.usage, spent.usage_by_location
-            self.ctx.state = saved
-            self.handlers.behavior = None
-            uncommitted = self.doc.cells_after(saved.seq)
-            for i in reversed(uncommitted):
-                self.doc.remove(i)
-        with contextlib.suppress(StorageError):
+        saved.counters.llm_calls = spent.counters.llm_calls
+        saved.counters.kernel_restarts = spent.counters.kernel_restarts
+        saved.usage, saved.usage_by_location = spent.usage, spent.usage_by_location
+        self.ctx.state = saved
+        self.handlers.behavior = None
+        for i in reversed(self.doc.cells_after(saved.seq)):
+            self.doc.remove(i)
+        with contextlib.suppress(StorageError):  # the disk may still be full: then the last
+            self.store.recover(saved.seq)  # checkpoint stays as it is, just as resumable
             self._terminal(Event.ABORT, reason)
 
     # -- budgets (G6) ---------------------------------------------------------------------
@@ -250,7 +250,6 @@ class Runner:
         s.counters.transitions += 1
         s.elapsed_s = round(self._elapsed(), 3)
         duration = int((time.monotonic() - t0) * 1000)
-        self.store.write_log(s.seq, event.value, log.to_bytes(target.value, forced, duration))
         record = {
             "type": "transition",
             "seq": s.seq,
@@ -263,12 +262,17 @@ class Runner:
             "forced": forced,
             "duration_ms": duration,
         }
-        self.store.append_event(record)
-        for name, effect, reason in log.guards:
-            self.store.append_event(
-                {"type": "guard", "seq": s.seq, "guard": name, "effect": effect, "reason": reason}
-            )
-        self.store.write_checkpoint(s.to_json())
+        guards = [
+            {"type": "guard", "seq": s.seq, "guard": name, "effect": effect, "reason": reason}
+            for name, effect, reason in log.guards
+        ]
+        self.store.commit(
+            s.seq,
+            event.value,
+            log.to_bytes(target.value, forced, duration),
+            [record, *guards],
+            s.to_json(),
+        )
         if event not in (Event.ABORT, Event.FAIL):  # an aborted transition's reply is kept
             self.exchange.committed()
             if self.shadow is not None:

@@ -76,13 +76,12 @@ def resume_run(
     *,
     budgets: dict[str, Any] | None = None,
     on_event: EventHook | None = None,
-    model: str | None = None,
 ) -> Runner:
     store = RunStore.open(run_dir)
     store.lock()
     saved = store.read_json("config.json")
     files = saved.pop("files")
-    config = RunConfig.from_json(saved).with_budgets(**(budgets or {}), model=model)
+    config = RunConfig.from_json(saved).with_budgets(**(budgets or {}))
     try:
         state = WorkflowState.from_json(store.read_json("state.json"))
     except ValueError as exc:
@@ -98,13 +97,14 @@ def resume_run(
     uncommitted = doc.cells_after(state.seq)
     for i in reversed(uncommitted):  # cells of a transition the crash left unfinished
         doc.remove(i)
-    abandoned = store.abandon_logs_after(state.seq)
+    undone = store.recover(state.seq)
     store.append_event(
         {
             "type": "resume",
             "seq": state.seq,
             "dropped_cells": len(uncommitted),
-            "abandoned_logs": abandoned,
+            "abandoned_logs": list(undone.abandoned_logs),
+            "dropped_events": undone.dropped_events,
         }
     )
     problem_text = (store.root / "problem.md").read_text(encoding="utf-8")
