@@ -1,0 +1,155 @@
+"""The fault matrix: each fault at each of the three writes of a commit, at two points of a run.
+
+A commit writes a pending log, its events.jsonl lines and state.json (then renames the log).
+SIGKILL, SIGTERM and SIGINT land while one of those writes is paused; ENOSPC makes it fail.
+Whatever the fault, the run is then read as a user meets it: ``bcc resume`` completes it,
+every seq appears once in ``logs/`` and in events.jsonl, ``bcc logs`` lists each transition
+once, no kernel outlives bcc, and ``bcc replay`` of the resumed run exits 0 with the same code
+cells as the resumed notebook (which are those of an uninterrupted run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.conftest import BCC, ROOT, run_bcc
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+PROBLEM = "---\ntitle: Plant growth\n---\nHow many rows have a `light` above 3?\n"
+FAULTS = {"SIGKILL": -9, "SIGTERM": 143, "SIGINT": 130, "ENOSPC": 8}  # and the exit it gives
+WRITES = ("log", "events", "state")
+POINTS = {"agent_transition": 2, "action_with_cells": 10}  # the seq of the commit hit
+
+
+def _inputs(tmp: Path) -> tuple[Path, Path]:
+    problem = tmp / "problem.md"
+    problem.write_text(PROBLEM)
+    rows = ["light,water,soil,height"]
+    for i in range(60):
+        rows.append(f"{i % 7},{(i * 3) % 11},{'ab'[i % 2]},{2 * (i % 7) + (i * 3) % 11 * 0.5}")
+    data = tmp / "plants.csv"
+    data.write_text("\n".join(rows) + "\n")
+    return problem, data
+
+
+def _code_cells(run: Path) -> list[str]:
+    nb = nbformat.read(run / "notebook.ipynb", as_version=4)
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str], list[str]]:
+    """An uninterrupted run: its inputs, code cells and failpoint trace (``write N PATH``)."""
+    tmp = tmp_path_factory.mktemp("reference")
+    problem, data = _inputs(tmp)
+    trace = tmp / "trace.txt"
+    proc = run_bcc(
+        "run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet",
+        env={"BCC_FAILPOINTS_TRACE": str(trace)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    names = [Path(line.split(" ", 2)[2]).name for line in trace.read_text().splitlines()]
+    assert any(n.startswith("0010_COMPLETE_ACTION") for n in names), "the run's shape changed"
+    return problem, data, _code_cells(tmp / "run"), names
+
+
+def _failpoint(names: list[str], write: str, seq: int) -> str:
+    """``write:NAME@N`` for the ``write`` of commit ``seq``, counted in the reference trace."""
+    log = next(i for i, n in enumerate(names) if n.startswith(f"{seq:04d}_"))
+    if write == "log":
+        return f"write:{names[log]}@1"
+    name = "events.jsonl" if write == "events" else "state.json"
+    at = next(i for i in range(log, len(names)) if names[i] == name)
+    return f"write:{name}@{names[: at + 1].count(name)}"
+
+
+def _wait(condition: Callable[[], bool], deadline: float) -> bool:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def _kernel_pids(run: Path) -> list[int]:
+    lines = (run / "events.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines if '"type": "kernel"' in line]
+    return [r["pid"] for r in records if r.get("pid")]
+
+
+def _assert_one_history(run: Path) -> None:
+    committed = sorted(
+        p.name for p in (run / "logs").glob("[0-9]*_*.xml") if p.name.count(".") == 1
+    )
+    seqs = [int(n[:4]) for n in committed]
+    assert seqs == list(range(1, len(seqs) + 1)), committed
+    assert not list((run / "logs").glob("*.pending.xml"))
+    records = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    transitions = [r["seq"] for r in records if r.get("type") == "transition"]
+    assert transitions == seqs
+    listed = run_bcc("logs", str(run))
+    assert listed.returncode == 0, listed.stderr
+    rows = [int(line.split()[0]) for line in listed.stdout.splitlines() if line.strip()]
+    assert rows == seqs
+
+
+@pytest.mark.parametrize("point", POINTS)
+@pytest.mark.parametrize("write", WRITES)
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_fault_at_a_commit_leaves_one_replayable_history(
+    fault: str, write: str, point: str, reference, tmp_path: Path
+) -> None:
+    problem, data, expected, names = reference
+    run, mark = tmp_path / "run", tmp_path / "paused"
+    action = "enospc" if fault == "ENOSPC" else "pause"
+    env = {
+        **os.environ,
+        "BCC_FAILPOINTS": f"{_failpoint(names, write, POINTS[point])}={action}",
+        "BCC_FAILPOINTS_MARK": str(mark),
+    }
+    args = [*BCC, "run", str(problem), str(data), "--out", str(run), "--quiet"]
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        if action == "pause":
+            assert _wait(lambda: mark.exists() or proc.poll() is not None, 120)
+            assert mark.exists(), "the failpoint was never reached"
+            proc.send_signal(getattr(signal, fault))
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == FAULTS[fault], stderr
+    if fault != "SIGKILL":
+        assert len(stderr.strip().splitlines()) == 1, stderr  # one line: cause and remedy
+    assert _wait(lambda: not any(_alive(k) for k in _kernel_pids(run)), 10), "a kernel outlived bcc"
+
+    resumed = run_bcc("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
+    _assert_one_history(run)
+    assert _code_cells(run) == expected
+
+    replayed = run_bcc("replay", str(run), "--out", str(tmp_path / "replayed"), "--quiet")
+    assert replayed.returncode == 0, replayed.stderr[-2000:]
+    assert _code_cells(tmp_path / "replayed") == _code_cells(run)
