@@ -140,6 +140,12 @@ Opt = Annotated
 Quiet = Opt[bool, typer.Option("--quiet", help="print only the final line")]
 JsonEvents = Opt[bool, typer.Option("--json", help="one JSON event per line on stdout")]
 Debug = Opt[bool, typer.Option("--debug", help="show tracebacks")]
+KeepGatewayFiles = Opt[
+    bool,
+    typer.Option(
+        "--keep-gateway-files", help="leave the kernels' working directories on the gateway"
+    ),
+]
 
 
 @app.command()
@@ -201,6 +207,7 @@ def run(
         str | None,
         typer.Option(help="with a gateway: a directory its kernels can read holding the data"),
     ] = None,
+    keep_gateway_files: KeepGatewayFiles = False,
     quiet: Quiet = False,
     as_json: JsonEvents = False,
     debug: Debug = False,
@@ -212,8 +219,6 @@ def run(
     from notebook_bcc.workflow import session
 
     def make(hook: Any) -> Any:
-        if cell_timeout <= 0 or min(max_behaviors_per_step, max_steps_per_stage, max_stages) < 1:
-            raise UsageError("timeouts and caps must be positive", remedy="see `bcc run --help`")
         chosen = model or default_model()
         if kernel_gateway:
             check_upload([p for p in data if p.is_file()], kernel_data_dir)
@@ -238,6 +243,7 @@ def run(
             sandbox=choose(sandbox, offline=chosen == "offline", remote=bool(kernel_gateway)),
             kernel_gateway=kernel_gateway,
             kernel_data_dir=kernel_data_dir,
+            keep_gateway_files=keep_gateway_files,
         )
         return session.create_run(config, problem, data, out=out, runs_dir=runs_dir, on_event=hook)
 
@@ -251,6 +257,7 @@ def resume(
     max_cost_usd: Opt[float | None, typer.Option(help="new G6 budget: USD")] = None,
     max_wall_s: Opt[float | None, typer.Option(help="new G6 budget: wall seconds")] = None,
     max_kernel_restarts: Opt[int | None, typer.Option(help="new kernel restart budget")] = None,
+    keep_gateway_files: KeepGatewayFiles = False,
     quiet: Quiet = False,
     as_json: JsonEvents = False,
     debug: Debug = False,
@@ -263,6 +270,7 @@ def resume(
         "max_cost_usd": max_cost_usd,
         "max_wall_s": max_wall_s,
         "max_kernel_restarts": max_kernel_restarts,
+        "keep_gateway_files": keep_gateway_files or None,  # None: as the run was started
     }
     _run(
         lambda hook: session.resume_run(run_dir, budgets=budgets, on_event=hook),
@@ -294,8 +302,9 @@ def replay(
             raise UsageError(
                 f"{run_dir} is not a bcc run directory", remedy="pass a directory made by `bcc run`"
             )
+        files = saved.pop("files", None)  # in the order the run was given them
         config = RunConfig.from_json(saved).with_budgets(model=f"replay:{run_dir}")
-        data = sorted((run_dir / "assets").iterdir())
+        data = [run_dir / f for f in files] if files else sorted((run_dir / "assets").iterdir())
         return session.create_run(config, run_dir / "problem.md", data, out=out, on_event=hook)
 
     _run(make, quiet, as_json, debug)
@@ -362,6 +371,18 @@ def validate(
     typer.echo(f"valid <{parsed.kind}>{note}")
 
 
+def _usage_error(exc: Any) -> int:
+    """A usage error as one line (``bcc`` or a command alone shows its help); its exit code."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        exc.show()
+        return int(exc.exit_code)
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "bcc"
+    cause = " ".join(exc.format_message().split())
+    typer.echo(f"error: {cause} (fix: see `{command} --help`)", err=True)
+    return int(exc.exit_code)
+
+
 def main() -> None:
     """The ``bcc`` entry point: ``app`` plus a fast exit.
 
@@ -372,10 +393,15 @@ def main() -> None:
     ``os._exit``.
     """
     try:
-        app(prog_name="bcc")
-        code = 0
+        returned = app(prog_name="bcc", standalone_mode=False)
+        code = returned if isinstance(returned, int) else 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        code = 1
+    except typer.TyperException as exc:  # click's usage errors (typer vendors click)
+        code = _usage_error(exc)
     from notebook_bcc.kernel.processes import kill_live_kernels
 
     atexit._run_exitfuncs()

@@ -14,6 +14,22 @@ def default_model() -> str:
     return os.environ.get("BCC_MODEL") or "offline"
 
 
+#: The range of each numeric setting: (bound, whether the bound itself is excluded).
+RANGES: dict[str, tuple[float, bool]] = {
+    "cell_timeout": (0, True),
+    "kernel_startup_timeout": (0, True),
+    "llm_timeout": (0, True),
+    "max_wall_s": (0, True),
+    "max_behaviors_per_step": (1, False),
+    "max_steps_per_stage": (1, False),
+    "max_stages": (1, False),
+    "max_llm_calls": (0, False),
+    "max_cost_usd": (0, False),
+    "max_kernel_restarts": (0, False),
+    "max_repairs": (0, False),
+}
+
+
 @dataclass(frozen=True)
 class RunConfig:
     #: Agent backend: "offline", "replay:<run_dir>", or any litellm model string.
@@ -60,6 +76,20 @@ class RunConfig:
     kernel_gateway: str | None = None
     #: A directory the gateway's kernels can read that holds the data files (linked, not sent).
     kernel_data_dir: str | None = None
+    #: Leave the gateway kernels' working directories (``bcc-runs/<run id>`` and its
+    #: ``.verify``) on the gateway's side; by default each kernel removes its own at shutdown.
+    keep_gateway_files: bool = False
+
+    def out_of_range(self) -> list[str]:
+        """The numeric settings outside their range, each as ``--name must be ≥ 0 (got -1)``."""
+        wrong = []
+        for name, (low, open_) in RANGES.items():
+            value = getattr(self, name)
+            if value is not None and (value <= low if open_ else value < low):
+                wrong.append(
+                    f"--{name.replace('_', '-')} must be {'>' if open_ else '>='} {low} (got {value})"
+                )
+        return wrong
 
     def with_budgets(self, **changes: Any) -> RunConfig:
         """A copy with the given (non-None) budget options replaced; used by ``bcc resume``."""

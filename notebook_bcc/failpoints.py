@@ -12,6 +12,7 @@ or ``POINT:NAME@N=ACTION``: at its Nth hit on a file named NAME (``write:state.j
 notebook's live saves depend on timing, so a plain write count is not the same in every run),
 
 ``enospc``  raise ``OSError(ENOSPC)`` (the write then fails as on a full disk)
+``bug``     raise ``RuntimeError`` (an unexpected error, as a bug would raise)
 ``pause``   create the file ``$BCC_FAILPOINTS_MARK`` and sleep 120 s (a test kills bcc there)
 
 ``$BCC_FAILPOINTS_TRACE``, when set, names a file that gets one line ``POINT N PATH`` per hit,
@@ -65,6 +66,8 @@ def hit(point: str, path: Path | str = "") -> None:
     action = _RULES.get((point, n)) or _RULES.get((named, n_named))
     if action == "enospc":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    if action == "bug":
+        raise RuntimeError(f"failpoint {point}@{n}")
     if action == "pause":
         Path(os.environ["BCC_FAILPOINTS_MARK"]).touch()
         time.sleep(PAUSE_S)

@@ -15,7 +15,7 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,13 @@ from jupyter_core.utils import run_sync
 
 from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel import processes
-from notebook_bcc.kernel.gateway import REQUEST_TIMEOUT_S, Gateway
+from notebook_bcc.kernel.gateway import (
+    CLEANUP_NOW_S,
+    CLEANUP_TIMEOUT_S,
+    REQUEST_TIMEOUT_S,
+    Gateway,
+    run_quietly,
+)
 from notebook_bcc.kernel.outputs import StreamingClient
 from notebook_bcc.kernel.ready import ReadyKernelClient
 from notebook_bcc.kernel.sandbox import SPEC_NAME, Sandbox
@@ -88,6 +94,9 @@ class KernelLaunch:
         self._ready = False
         self._live: tuple[int, int] | None = None  # this kernel's entry in processes._LIVE
         self._last_reply: dict[str, Any] | None = None
+        #: Called before each kernel (re)start and each process spawn; raising refuses it
+        #: (``ShadowRun`` starts nothing once it is closed).
+        self.before_start: Callable[[], None] | None = None
 
     def launch(self) -> None:
         """Start the kernel and return without waiting for it, so that it boots while the
@@ -111,14 +120,17 @@ class KernelLaunch:
         except Exception:
             run_sync(self._a_teardown)(True)
             return
-        atexit.unregister(self.shutdown)
-        atexit.register(self.shutdown)
+        if threading.current_thread() is threading.main_thread():  # else its thread ends it
+            atexit.unregister(self.shutdown)
+            atexit.register(self.shutdown)
 
     def start(self) -> None:
         """Start the kernel and connect to it (no-op when connected). Tries ipc, then tcp.
         Raises KernelError."""
         if self._ready:
             return
+        if self.before_start is not None:
+            self.before_start()
         if not self.cwd.is_dir():
             raise KernelError(f"kernel working directory does not exist: {self.cwd}")
         if self.gateway is not None:
@@ -153,8 +165,9 @@ class KernelLaunch:
                 run_sync(self._a_teardown)(True)
         else:
             raise KernelError(f"kernel {self.kernel_name!r} failed to start: {error}") from error
-        atexit.unregister(self.shutdown)
-        atexit.register(self.shutdown)
+        if threading.current_thread() is threading.main_thread():  # else its thread ends it
+            atexit.unregister(self.shutdown)
+            atexit.register(self.shutdown)
 
     def _launch_remote_in_thread(self, future: concurrent.futures.Future[StreamingClient]) -> None:
         """``launch``'s thread: ask the gateway for a kernel and connect to it, on an event loop
@@ -186,8 +199,9 @@ class KernelLaunch:
             raise KernelError(
                 f"kernel gateway {self.gateway.url}: could not start a kernel: {exc}"
             ) from exc
-        atexit.unregister(self.shutdown)
-        atexit.register(self.shutdown)
+        if threading.current_thread() is threading.main_thread():  # else its thread ends it
+            atexit.unregister(self.shutdown)
+            atexit.register(self.shutdown)
 
     async def _a_remote_client(self) -> StreamingClient:
         """A kernel asked for on the gateway and connected to; removed again if the
@@ -225,6 +239,8 @@ class KernelLaunch:
 
     async def _a_spawn(self, transport: str, env: dict[str, str]) -> None:
         """Start the kernel process (not waiting for it to answer)."""
+        if self.before_start is not None:
+            self.before_start()
         where: dict[str, Any] = {"kernel_name": self.kernel_name}
         if transport == "ipc":  # absolute socket paths; a relative default breaks with cwd
             base = Path(jupyter_runtime_dir()) / f"bcc-{uuid.uuid4().hex[:12]}"
@@ -268,10 +284,24 @@ class KernelLaunch:
         launched = self._launched_remote()  # a gateway kernel still being asked for: waited for
         if launched is not None:
             run_sync(processes.stop)(launched, True)
+        self._remove_remote_workdir(now)
         run_sync(self._a_teardown)(now)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
+
+    def _remove_remote_workdir(self, now: bool) -> None:
+        """A prepared gateway kernel's last request: leave its working directory there and
+        remove it (``Gateway.cleanup_code``), unless the gateway keeps files. Best effort: a
+        kernel that is gone, or still busy after a few seconds when shut down ``now``, leaves
+        it. A restart does not come here: the new kernel works in the same directory."""
+        gateway, client = self.gateway, self._client
+        if gateway is None or gateway.keep_files or not self._remote_mark or client is None:
+            return
+        self._remote_mark = ""
+        if client.kc is not None:
+            timeout = CLEANUP_NOW_S if now else CLEANUP_TIMEOUT_S
+            run_sync(run_quietly)(client.kc, gateway.cleanup_code(self.cwd), timeout)
 
     async def _a_teardown(self, now: bool) -> None:
         client, self._client = self._client, None

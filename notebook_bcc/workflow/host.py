@@ -31,7 +31,7 @@ def gateway_of(config: RunConfig) -> Gateway | None:
     if not config.kernel_gateway:
         return None
     token = os.environ.get(TOKEN_ENV) or None
-    return Gateway(config.kernel_gateway, token, config.kernel_data_dir)
+    return Gateway(config.kernel_gateway, token, config.kernel_data_dir, config.keep_gateway_files)
 
 
 class KernelHost:

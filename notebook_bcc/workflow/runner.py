@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -109,8 +110,10 @@ class Runner:
                 else:
                     self._check_budgets()
                     self._agent_transition(row)
-        except (KeyboardInterrupt, BccError) as caught:
-            exc = caught if isinstance(caught, BccError) else Interrupted("interrupted (Ctrl-C)")
+        except (KeyboardInterrupt, Exception) as caught:  # every error ends as an ABORT
+            exc = _as_bcc_error(caught)
+            if not isinstance(caught, BccError | KeyboardInterrupt):  # a bug: keep its trace
+                self.store.append_event({"type": "internal_error", "traceback": _trace(caught)})
             if isinstance(exc, StorageError):
                 exc.remedy = "free disk space, then `bcc resume RUN_DIR` continues"
             exc.remedy = exc.remedy.replace("RUN_DIR", str(self.store.root))
@@ -136,6 +139,8 @@ class Runner:
                 return RunResult(self.store.root, self.state.fsm_state, exit_code, message, {})
             raise
         finally:
+            if self.shadow is not None and not self.shadow.stopped:  # an error in the summary
+                self.shadow.close()
             self.store.unlock()
         return RunResult(self.store.root, self.state.fsm_state, exit_code, message, summary)
 
@@ -294,3 +299,22 @@ class Runner:
             s.resume_from = source.value
         target = fsm.transition_for(source, event).targets[0]
         self._commit(log, event, source, target, False, time.monotonic())
+
+
+def _as_bcc_error(caught: BaseException) -> BccError:
+    """The error a run ends with: itself, Ctrl-C as ``Interrupted``, or a bug as an internal
+    error (exit 1) that ``bcc resume`` may get past."""
+    if isinstance(caught, BccError):
+        return caught
+    if isinstance(caught, KeyboardInterrupt):
+        return Interrupted("interrupted (Ctrl-C)")
+    cause = " ".join(f"{type(caught).__name__}: {caught}".split())[:300]
+    return BccError(
+        f"internal error: {cause}",
+        remedy="report it with the traceback in events.jsonl (internal_error); "
+        "`bcc resume RUN_DIR` continues from the last checkpoint",
+    )
+
+
+def _trace(caught: BaseException) -> str:
+    return "".join(traceback.format_exception(caught))[-8000:]

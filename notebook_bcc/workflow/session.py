@@ -13,7 +13,7 @@ from typing import Any
 
 from notebook_bcc.agents import make_agent
 from notebook_bcc.config import RunConfig
-from notebook_bcc.errors import InputError
+from notebook_bcc.errors import InputError, UsageError
 from notebook_bcc.inputs.check import check_inputs
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.kernel.gateway import Gateway
@@ -40,6 +40,7 @@ def create_run(
     runs_dir: Path = Path("runs"),
     on_event: EventHook | None = None,
 ) -> Runner:
+    check_ranges(config)
     inputs = check_inputs(problem, data)
     spec = read_problem(inputs.problem_text)
     title = spec.title
@@ -78,10 +79,11 @@ def resume_run(
     on_event: EventHook | None = None,
 ) -> Runner:
     store = RunStore.open(run_dir)
-    store.lock()
     saved = store.read_json("config.json")
     files = saved.pop("files")
     config = RunConfig.from_json(saved).with_budgets(**(budgets or {}))
+    check_ranges(config)
+    store.lock()
     try:
         state = WorkflowState.from_json(store.read_json("state.json"))
     except ValueError as exc:
@@ -118,6 +120,13 @@ def resume_run(
         on_event=on_event,
         resumed=True,
     )
+
+
+def check_ranges(config: RunConfig) -> None:
+    """Refuse (exit 2) a setting out of its range before anything is written."""
+    wrong = config.out_of_range()
+    if wrong:
+        raise UsageError("; ".join(wrong), remedy="see `bcc run --help` for each option")
 
 
 def store_writer(store: RunStore) -> Callable[[str], None]:

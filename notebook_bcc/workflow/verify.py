@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +29,19 @@ SCRATCH = ".verify"
 
 def make_shadow(ctx: RunContext) -> ShadowRun:
     """The run's verify-as-you-go kernel: in ``SCRATCH`` for a local kernel (killed at the
-    end), in the run's directory on a gateway (asked to exit)."""
+    end), in a remote directory of its own on a gateway (asked to remove it and exit)."""
     local = gateway_of(ctx.config) is None
     return ShadowRun(lambda: verification_session(ctx), disposable=local)
 
 
 def verification_session(ctx: RunContext) -> KernelSession:
-    """A fresh kernel like the run's (sandboxed, or on the gateway, as it is)."""
+    """A fresh kernel like the run's (sandboxed, or on the gateway, as it is). On a gateway
+    it works in ``bcc-runs/<run id>.verify`` there (the data sent or linked again), not in the
+    run kernel's directory, and removes it when it is shut down (``Gateway.cleanup_code``)."""
     config = ctx.config
     gateway = gateway_of(config)
+    if gateway is not None:
+        gateway = replace(gateway, role="verify")
     return KernelSession(
         ctx.store.root if gateway is not None else _scratch(ctx.store.root),
         cell_timeout=config.cell_timeout,
@@ -68,7 +73,9 @@ def discard_scratch(root: Path) -> None:
 
 def verify(ctx: RunContext, results: dict[str, Any], shadow: ShadowRun) -> dict[str, Any]:
     """The verification record of summary.json; ``results`` are the run's own values.
-    ``shadow`` verified as the run went: only the cells it has not run yet run now."""
+    ``shadow`` verified as the run went: only the cells it has not run yet run now. When the
+    verification kernel itself failed, the record is ``failed`` with ``verifier_failed`` and the
+    kernel's error ("verification kernel: ..."), never "results differ"."""
     cells = cells_to_verify(ctx.doc.nb)
     shadow.submit(cells)
     deadline = ctx.config.cell_timeout * max(1, len(cells)) + 60
@@ -81,8 +88,10 @@ def verify(ctx: RunContext, results: dict[str, Any], shadow: ShadowRun) -> dict[
         "duration_ms": result.duration_ms,
         "during_run_ms": result.ran_during_run_ms,
     }
+    if result.verifier_failed:  # the verification kernel failed, not the notebook
+        verification["verifier_failed"] = True
     ours = {k: v for k, v in results.items() if k in RESULT_NAMES}
-    if result.status == "passed" and ours:
+    if result.status == "passed" and ours:  # compared only with values the verifier read
         mismatches = compare(ours, result.values)
         verification["results"] = "differ" if mismatches else "reproduced"
         verification["mismatches"] = mismatches

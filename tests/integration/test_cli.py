@@ -103,6 +103,12 @@ CASES = {
     "missing problem": (["{tmp}/nope.md", "{good}"], 3, "does not exist"),
     "unknown provider": (["{problem}", "{good}", "--model", "nosuchprovider/x"], 4, "provider"),
     "out not empty": (["{problem}", "{good}", "--out", "{tmp}/full"], 2, "not an empty directory"),
+    "negative max repairs": (["{problem}", "{good}", "--max-repairs", "-1"], 2, ">= 0 (got -1)"),
+    "negative llm timeout": (["{problem}", "{good}", "--llm-timeout", "-5"], 2, "> 0 (got -5.0)"),
+    "negative restarts": (["{problem}", "{good}", "--max-kernel-restarts", "-2"], 2, ">= 0"),
+    "not a number": (["{problem}", "{good}", "--max-repairs", "two"], 2, "--max-repairs"),
+    "unknown option": (["{problem}", "{good}", "--max-repair", "2"], 2, "--max-repair"),
+    "missing data": (["{problem}"], 2, "'data'"),
     "unwritable runs dir": (
         ["{problem}", "{good}", "--runs-dir", "{tmp}/afile/runs"],
         8,

@@ -1,17 +1,22 @@
 """Remote kernels through a real Jupyter Kernel Gateway on 127.0.0.1 (the dev dependency
 ``jupyter-kernel-gateway``), driven by the real CLI with the offline analyst: the same notebook
-as a local run, verification passed, no kernel left on the gateway; a gateway killed mid-run
-ends the run resumable (exit 5), and ``bcc resume`` with the gateway back completes it."""
+as a local run, verification passed, no kernel and no working directory left on the gateway; a
+gateway killed mid-run ends the run resumable (exit 5), and ``bcc resume`` with the gateway
+back completes it (``--keep-gateway-files``: the run kernel's and the verification kernel's
+directories stay, one each). Two gateways used from two threads do not mix."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,10 +33,12 @@ EXAMPLE = ROOT / "examples" / "penguins"
 
 
 class KernelGateway:
-    """``jupyter kernelgateway`` on a free loopback port, in a folder of its own."""
+    """``jupyter kernelgateway`` on a free loopback port, in a folder of its own (with a
+    token: every request, the websocket's too, must carry it)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, token: str | None = None) -> None:
         self.folder = folder
+        self.token = token
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -44,7 +51,8 @@ class KernelGateway:
         self.proc = subprocess.Popen(
             [str(jupyter), "kernelgateway", "--KernelGatewayApp.ip=127.0.0.1",
              f"--KernelGatewayApp.port={self.port}",
-             "--JupyterWebsocketPersonality.list_kernels=True"],
+             "--JupyterWebsocketPersonality.list_kernels=True",
+             *([f"--KernelGatewayApp.auth_token={self.token}"] if self.token else [])],
             cwd=self.folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,
         )  # fmt: skip
@@ -58,7 +66,9 @@ class KernelGateway:
         raise RuntimeError("the kernel gateway did not start in 60 s")
 
     def kernels(self) -> list[dict]:
-        with urllib.request.urlopen(f"{self.url}/api/kernels", timeout=5) as reply:
+        headers = {"Authorization": f"token {self.token}"} if self.token else {}
+        request = urllib.request.Request(f"{self.url}/api/kernels", headers=headers)
+        with urllib.request.urlopen(request, timeout=5) as reply:
             return json.loads(reply.read())
 
     def kill(self) -> None:
@@ -103,8 +113,8 @@ def test_a_run_through_the_gateway_matches_a_local_run(
     assert summary["key_results"] == json.loads((local / "summary.json").read_text())["key_results"]
     assert summary["kernel"] == {"where": gateway.url, "sandboxed": False}
     assert gateway.kernels() == [], "no kernel is left on the gateway"
-    # the data reached the kernel's own working directory on the gateway's side
-    assert (gateway.folder / "bcc-runs" / "remote" / "assets" / "penguins.csv").exists()
+    # the run kernel and the verification kernel each removed their working directory there
+    assert list((gateway.folder / "bcc-runs").iterdir()) == []
 
 
 def test_a_gateway_killed_mid_run_ends_resumable_and_resume_completes(
@@ -126,12 +136,22 @@ def test_a_gateway_killed_mid_run_ends_resumable_and_resume_completes(
     assert proc.wait(timeout=300) == 5, proc.stderr.read()[-2000:]
     state = json.loads((run / "state.json").read_text())
     assert state["fsm_state"] == "WORKFLOW_ABORTED" and state["resume_from"]
+    shutil.rmtree(gateway.folder / "bcc-runs")  # a killed kernel leaves its directory
     gateway.start()
-    resumed = run_bcc("resume", str(run), "--quiet")
+    resumed = run_bcc("resume", str(run), "--quiet", "--keep-gateway-files")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     summary = json.loads((run / "summary.json").read_text())
     assert summary["verification"]["status"] == "passed"
     assert gateway.kernels() == []
+    # kept: the run kernel's directory and the verification kernel's own, each with the data
+    # and the figures its cells saved
+    kept = gateway.folder / "bcc-runs"
+    assert sorted(p.name for p in kept.iterdir()) == ["run", "run.verify"]
+    figures = [
+        sorted(p.name for p in (kept / d / "outputs").glob("*.png")) for d in ("run", "run.verify")
+    ]
+    assert figures[0] and figures[0] == figures[1]
+    assert all((kept / d / "assets" / "penguins.csv").is_file() for d in ("run", "run.verify"))
 
 
 def test_a_gateway_kernel_boots_while_bcc_works_and_is_never_left_behind(
@@ -149,7 +169,10 @@ def test_a_gateway_kernel_boots_while_bcc_works_and_is_never_left_behind(
     waited = time.monotonic() - started
     outcome = session.run_cell("import os; print(os.getcwd())")
     remote_id = session.remote_id
+    workdir = gateway.folder / "bcc-runs" / "work"
+    assert (workdir / "assets").is_dir()
     session.shutdown()
+    assert not workdir.exists(), "the kernel removed its working directory before it exited"
     assert outcome.status == "ok" and outcome.excerpt.strip().endswith("bcc-runs/work")
     assert waited < 0.5, f"start waited {waited:.2f} s for a kernel launched 2 s before"
     assert remote_id and gateway.kernels() == []
@@ -157,6 +180,83 @@ def test_a_gateway_kernel_boots_while_bcc_works_and_is_never_left_behind(
     quitter.launch()
     quitter.shutdown(now=True)  # e.g. a bad model key: the run ends before its first cell
     assert gateway.kernels() == []
+
+
+@pytest.mark.slow
+def test_two_gateways_used_from_two_threads_keep_their_own_url_and_token(
+    tmp_path: Path, gateway: KernelGateway
+) -> None:
+    """Each manager has a gateway client of its own: the run kernel and the verification
+    kernel start from two threads, and a gateway's url or token never reaches the other."""
+    (tmp_path / "other").mkdir()
+    other = KernelGateway(tmp_path / "other", token="s3cret")
+    other.start()
+    try:
+        with pytest.raises(urllib.error.HTTPError):  # this gateway wants its token
+            urllib.request.urlopen(f"{other.url}/api/kernels", timeout=5)
+        gateways = [Gateway(gateway.url), Gateway(other.url, token="s3cret")]
+        managers = [g.manager("python3") for g in gateways]
+        assert [m.kernels_url for m in managers] == [
+            f"{gateway.url}/api/kernels",
+            f"{other.url}/api/kernels",
+        ]
+        assert [m.gateway_client.auth_token for m in managers] == ["", "s3cret"]
+        assert [m.gateway_client.ws_url for m in managers] == [
+            gateway.url.replace("http", "ws"),
+            other.url.replace("http", "ws"),
+        ]
+        work = tmp_path / "work"
+        (work / "assets").mkdir(parents=True)
+        together = threading.Barrier(2)
+        seen: dict[int, object] = {}
+
+        def use(i: int, where: Gateway) -> None:
+            session = KernelSession(work, gateway=where)
+            try:
+                together.wait(timeout=30)  # both ask their gateway for a kernel at once
+                seen[i] = session.run_cell("import os; print(os.getcwd())").excerpt.strip()
+            except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+                seen[i] = exc
+            finally:
+                session.shutdown()
+
+        threads = [threading.Thread(target=use, args=item) for item in enumerate(gateways)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert seen == {
+            0: str((gateway.folder / "bcc-runs" / "work").resolve()),
+            1: str((other.folder / "bcc-runs" / "work").resolve()),
+        }
+        assert gateway.kernels() == [] and other.kernels() == []
+    finally:
+        other.kill()
+
+
+def test_a_kernel_removes_only_the_working_directory_it_was_given(tmp_path: Path) -> None:
+    """``cleanup_code`` undoes ``setup_code`` (run here by a plain interpreter standing in for
+    the remote kernel): back where it started, its directory gone; a directory of another
+    role is not its own and stays."""
+    run, start = tmp_path / "20250101-000000-run", tmp_path / "gateway-side"
+    (run / "assets").mkdir(parents=True)
+    (run / "assets" / "data.csv").write_text("a\n1\n")
+    start.mkdir()
+    verify, own = Gateway("http://unused", role="verify"), Gateway("http://unused")
+
+    def kernel(*sources: str) -> str:
+        code = f"import os; os.chdir({str(start)!r})\n" + "".join(
+            f"exec({src!r}, {{}})\n" for src in sources
+        )
+        out = subprocess.run([sys.executable, "-c", code + "print(os.getcwd())"],
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        return out.stdout.strip()
+
+    workdir = start / "bcc-runs" / f"{run.name}.verify"
+    assert kernel(verify.setup_code(run), own.cleanup_code(run)) == str(workdir.resolve())
+    assert (workdir / "assets" / "data.csv").read_text() == "a\n1\n"
+    assert kernel(verify.setup_code(run), verify.cleanup_code(run)) == str(start.resolve())
+    assert list((start / "bcc-runs").iterdir()) == []
 
 
 def test_too_much_data_for_a_gateway_names_the_option(tmp_path: Path) -> None:

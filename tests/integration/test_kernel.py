@@ -1,4 +1,4 @@
-"""KernelSession and execute_notebook against real ipykernel kernels (no mocks)."""
+"""KernelSession against real ipykernel kernels (no mocks)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from notebook_bcc.errors import KernelError
@@ -19,7 +18,6 @@ from notebook_bcc.kernel.processes import kill_live_kernels, live_kernels, scrub
 from notebook_bcc.kernel.ready import ReadyKernelClient
 from notebook_bcc.kernel.records import CellOutcome
 from notebook_bcc.kernel.session import KernelSession
-from notebook_bcc.kernel.verification import execute_notebook
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -283,32 +281,6 @@ def test_a_kernel_that_exits_at_start_fails_fast(
     with pytest.raises(KernelError, match="failed to start"):
         KernelSession(work, kernel_name="exits").start()
     assert time.monotonic() - started < 20  # not the 60 s startup timeout
-
-
-def _notebook(*sources: str) -> nbformat.NotebookNode:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# title")]
-    nb.cells += [nbformat.v4.new_code_cell(src) for src in sources]
-    return nb
-
-
-def test_execute_notebook_passed(tmp_path: Path) -> None:
-    nb = _notebook("x = 20", "print(x + 1)")
-    result, executed = execute_notebook(nb, tmp_path, cell_timeout=30)
-    assert (result.status, result.first_failing_cell, result.error) == ("passed", None, None)
-    assert executed.cells[2].outputs[0]["text"] == "21\n"
-    assert executed.cells[2].execution_count == 2
-    assert nb.cells[2].outputs == []  # the input notebook is untouched
-    nbformat.validate(executed)
-
-
-def test_execute_notebook_failed(tmp_path: Path) -> None:
-    nb = _notebook("x = 1", "print(y)", "print('never')")
-    result, executed = execute_notebook(nb, tmp_path, cell_timeout=30)
-    assert result.status == "failed"
-    assert result.first_failing_cell == 2
-    assert result.error == "NameError: name 'y' is not defined"
-    assert executed.cells[3].outputs == []
 
 
 def test_restart_empties_namespace(fresh: KernelSession) -> None:
