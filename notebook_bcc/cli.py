@@ -215,13 +215,16 @@ def run(
     """Run a new analysis: PROBLEM and DATA files -> a run directory with notebook.ipynb."""
     from notebook_bcc.config import RunConfig, default_model
     from notebook_bcc.kernel.gateway import check_upload
-    from notebook_bcc.kernel.sandbox import choose
+    from notebook_bcc.kernel.sandbox import UNSANDBOXED, choose
     from notebook_bcc.workflow import session
 
     def make(hook: Any) -> Any:
         chosen = model or default_model()
         if kernel_gateway:
             check_upload([p for p in data if p.is_file()], kernel_data_dir)
+        sandboxed = choose(sandbox, offline=chosen == "offline", remote=bool(kernel_gateway))
+        if sandbox is None and not sandboxed and chosen != "offline" and not kernel_gateway:
+            typer.echo(f"warning: {UNSANDBOXED}", err=True)
         config = RunConfig(
             model=chosen,
             api_base=api_base,
@@ -240,7 +243,7 @@ def run(
             keep_failed_cells=keep_failed_cells,
             verify=not no_verify,
             free_deprecated=free_deprecated,
-            sandbox=choose(sandbox, offline=chosen == "offline", remote=bool(kernel_gateway)),
+            sandbox=sandboxed,
             kernel_gateway=kernel_gateway,
             kernel_data_dir=kernel_data_dir,
             keep_gateway_files=keep_gateway_files,
@@ -320,7 +323,7 @@ def status(
 
     try:
         typer.echo(json.dumps(status_json(run_dir), indent=2) if as_json else status_text(run_dir))
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:  # noqa: BLE001 - translated at the edge
         _fail(exc, False)
 
 
@@ -332,7 +335,7 @@ def report(run_dir: Opt[Path, typer.Argument(help="a run directory")]) -> None:
 
     try:
         typer.echo(str(write_report(RunStore.open(run_dir))))
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:  # noqa: BLE001 - translated at the edge
         _fail(exc, False)
 
 
@@ -346,7 +349,7 @@ def logs(
 
     try:
         typer.echo(log_list(run_dir) if seq is None else log_show(run_dir, seq))
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:  # noqa: BLE001 - translated at the edge
         _fail(exc, False)
 
 

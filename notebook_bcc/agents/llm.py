@@ -52,7 +52,7 @@ def _litellm() -> Any:
     LLMError (exit 4) naming the install command when it cannot be imported."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
-        import litellm  # noqa: PLC0415 - lazy by design
+        import litellm
     except ImportError as exc:
         raise LLMError(
             f"litellm cannot be imported ({exc}), so --model cannot reach a provider",
@@ -116,7 +116,7 @@ class LLMAgent:
         lt = _litellm()
         try:
             lt.get_llm_provider(model, api_base=api_base)
-        except Exception as exc:  # unknown provider: fail before any run directory exists
+        except (lt.BadRequestError, ValueError) as exc:  # unknown provider: before any run dir
             raise LLMError(
                 f"unknown model provider in '{model}': {str(exc).splitlines()[0][:160]}",
                 remedy="use offline, replay:RUN_DIR, or provider/model such as openai/gpt-4o",
@@ -170,13 +170,13 @@ class LLMAgent:
         )
         try:
             response = retrying(call)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - litellm raises bare Exception too; all are the provider's
             raise self._translate(exc, tuple(failures)) from None
         text = response.choices[0].message.content or ""
         usage = getattr(response, "usage", None)
         try:
             cost = float(lt.completion_cost(completion_response=response) or 0.0)
-        except Exception:  # unknown price: recorded as zero
+        except Exception:  # noqa: BLE001 - litellm's 'model isn't mapped' is a bare Exception: price 0
             cost = 0.0
         return AgentReply(
             text=text,
@@ -191,10 +191,7 @@ class LLMAgent:
     def supports_vision(self) -> bool:
         """Whether litellm's model map says the model takes images (unknown models: no)."""
         if self._vision is None:
-            try:
-                self._vision = bool(_litellm().supports_vision(model=self.model))
-            except Exception:  # not in the map
-                self._vision = False
+            self._vision = bool(_litellm().supports_vision(model=self.model))  # unknown: False
         return self._vision
 
     def _user_content(self, prompt: RenderedPrompt, obs: Observation) -> str | list[dict[str, Any]]:

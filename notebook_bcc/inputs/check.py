@@ -56,7 +56,7 @@ def _excel_sheets(path: Path) -> list[str] | None:
     try:
         with pd.ExcelFile(path) as workbook:
             return [str(name) for name in workbook.sheet_names]
-    except Exception:  # a corrupt workbook: openpyxl, xlrd and zipfile raise their own errors
+    except Exception:  # noqa: BLE001 - a corrupt workbook: openpyxl, xlrd, zipfile raise their own
         return None
 
 

@@ -231,7 +231,7 @@ def _preview(path: Path, name: str, sheet: str | None) -> tuple[str, pd.DataFram
             frame = read_table(str(path), info, nrows=MAX_ROWS, sheet=sheet)
             return _table(path, name, sheet, info, frame), frame
         return _text(path, name), None
-    except Exception as exc:  # any reader's error: pandas, pyarrow, openpyxl, zipfile, ...
+    except Exception as exc:  # noqa: BLE001 - any reader's error: pandas, pyarrow, openpyxl, ...
         return f"### {name}: could not be previewed ({type(exc).__name__}: {_cell(exc)})", None
 
 

@@ -68,7 +68,7 @@ def downscaled_png(png: bytes, max_side: int = MAX_SIDE_PX) -> bytes:
     if size is None or max(size) <= max_side:
         return png
     try:
-        from PIL import Image  # noqa: PLC0415 - pillow comes with matplotlib; only vision needs it
+        from PIL import Image
     except ImportError:
         return png
     with Image.open(io.BytesIO(png)) as image:

@@ -307,10 +307,6 @@ def delete_ns(request):
     return _json.dumps({"ok": True})
 
 
-def names_ns(request):
-    return _json.dumps(sorted(_shell().user_ns))
-
-
 def _plain(value):
     # numpy scalars (np.float64, np.int64, np.bool_) and timestamps become plain JSON values
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:

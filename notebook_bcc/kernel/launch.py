@@ -8,6 +8,7 @@ it, connects an nbclient ``StreamingClient`` to it, and tears it down again; ``K
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import concurrent.futures
 import contextlib
@@ -22,6 +23,7 @@ from typing import Any
 import nbformat
 import zmq
 from jupyter_client import AsyncKernelManager
+from jupyter_client.kernelspec import NoSuchKernel
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import run_sync
 
@@ -38,7 +40,17 @@ from notebook_bcc.kernel.outputs import StreamingClient
 from notebook_bcc.kernel.ready import ReadyKernelClient
 from notebook_bcc.kernel.sandbox import SPEC_NAME, Sandbox
 
-__all__ = ["KernelLaunch"]
+__all__ = ["KernelLaunch", "START_ERRORS"]
+
+#: What starting a local kernel raises when it fails (jupyter_client, zmq, the process).
+START_ERRORS = (
+    RuntimeError,
+    OSError,
+    TimeoutError,
+    asyncio.TimeoutError,
+    zmq.ZMQError,
+    NoSuchKernel,
+)
 
 _OUTSTREAM = "notebook_bcc.kernel.stream.BoundedOutStream"  # bounds each stream message
 _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
@@ -117,7 +129,7 @@ class KernelLaunch:
             return
         try:
             run_sync(self._a_spawn)(self._transports()[0], self._kernel_env())
-        except Exception:
+        except START_ERRORS:  # ``start`` tries again and says why
             run_sync(self._a_teardown)(True)
             return
         if threading.current_thread() is threading.main_thread():  # else its thread ends it
@@ -138,7 +150,7 @@ class KernelLaunch:
         elif self._client is not None:  # launched: wait for it, else start afresh
             try:
                 run_sync(self._client.async_start_new_kernel_client)()
-            except Exception:
+            except START_ERRORS:
                 run_sync(self._a_teardown)(True)
                 self._start_local()
         else:
@@ -160,7 +172,7 @@ class KernelLaunch:
             try:
                 run_sync(self._a_launch)(transport, env)
                 break
-            except Exception as exc:
+            except START_ERRORS as exc:
                 error = exc
                 run_sync(self._a_teardown)(True)
         else:
@@ -174,7 +186,7 @@ class KernelLaunch:
         of this thread's own; the client (or the error) goes to ``future``."""
         try:
             future.set_result(run_sync(self._a_remote_client)())
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - handed whole to ``start`` via the future
             future.set_exception(exc)
 
     def _launched_remote(self) -> StreamingClient | None:
@@ -184,7 +196,7 @@ class KernelLaunch:
             return None
         try:
             return future.result(timeout=self.startup_timeout + REQUEST_TIMEOUT_S)
-        except Exception:
+        except Exception:  # noqa: BLE001 - gateway and tornado errors alike: ``start`` retries and says why
             return None
 
     def _start_remote(self) -> None:

@@ -23,7 +23,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 
 from notebook_bcc.errors import UsageError
 
-__all__ = ["INSTALL_HINT", "Sandbox", "bwrap_path", "choose"]
+__all__ = ["INSTALL_HINT", "UNSANDBOXED", "Sandbox", "bwrap_path", "choose"]
 
 #: How to get bubblewrap, for the error of ``--sandbox`` without it (README, "Sandbox").
 INSTALL_HINT = (
@@ -46,6 +46,13 @@ def bwrap_path() -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     return found if ok else None
+
+
+#: What ``bcc run`` warns (one line) when a model's code will run without the sandbox.
+UNSANDBOXED = (
+    "bubblewrap cannot run here, so the model's code runs unsandboxed, with your permissions "
+    f"(fix: {INSTALL_HINT}, or pass --no-sandbox to run so without this warning)"
+)
 
 
 def choose(requested: bool | None, offline: bool, remote: bool = False) -> bool:

@@ -111,7 +111,7 @@ class KernelHost:
         ctx = self.ctx
         try:
             names = self.kernel.inspect_namespace()
-        except Exception as exc:
+        except (KernelError, TimeoutError, ValueError) as exc:
             ctx.store.append_event({"type": "inspect_failed", "error": str(exc)})
             return
         self._record(names, where)
@@ -170,7 +170,7 @@ class KernelHost:
                 names += [n for n in t.verified_artifacts if n not in names]
         try:
             return self.kernel.fetch_json(names)
-        except Exception as exc:  # the summary is still written without them
+        except (KernelError, TimeoutError, ValueError) as exc:  # the summary goes on without
             self.ctx.store.append_event({"type": "artifacts_failed", "error": str(exc)})
             return {}
 

@@ -110,7 +110,7 @@ class Runner:
                 else:
                     self._check_budgets()
                     self._agent_transition(row)
-        except (KeyboardInterrupt, Exception) as caught:  # every error ends as an ABORT
+        except (KeyboardInterrupt, Exception) as caught:  # noqa: BLE001 - every error is an ABORT
             exc = _as_bcc_error(caught)
             if not isinstance(caught, BccError | KeyboardInterrupt):  # a bug: keep its trace
                 self.store.append_event({"type": "internal_error", "traceback": _trace(caught)})

@@ -17,6 +17,8 @@ import pytest
 from tests.conftest import run_bcc
 from tests.faults.test_kill_resume import _code_cells, reference_run
 
+pytestmark = pytest.mark.slow  # whole runs of bcc, killed and resumed
+
 
 @pytest.fixture(scope="module")
 def reference(

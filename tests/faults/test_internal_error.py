@@ -7,9 +7,13 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from notebook_bcc.rundir.store import RunStore
 from tests.conftest import run_bcc
 from tests.faults.test_fault_matrix import _alive, _assert_one_history, _inputs, _kernel_pids
+
+pytestmark = pytest.mark.slow  # whole runs of bcc, killed and resumed
 
 
 def test_a_bug_mid_run_is_an_abort_that_resume_gets_past(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from lxml import etree
 from tests.fakellm import FakeLLM, Request, scripted_reply
 from tests.integration.test_llm import bcc, fsm_state, llm_run
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
 def first_fault_then(fault: str, fake: FakeLLM, fixed: str = "result = 42"):

@@ -15,6 +15,8 @@ import pytest
 from notebook_bcc.rundir.store import RunStore
 from tests.conftest import BCC, ROOT, run_bcc
 
+pytestmark = pytest.mark.slow  # whole runs of bcc, killed and resumed
+
 PROBLEM = "---\ntitle: Plant growth\ntarget: height\ntask: regression\n---\nPredict `height`.\n"
 
 

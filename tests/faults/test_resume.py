@@ -8,8 +8,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import pytest
 
 from notebook_bcc.rundir.store import RunStore
 from notebook_bcc.workflow.session import reap_orphan_kernels
@@ -17,6 +18,8 @@ from tests.conftest import BCC, ROOT, run_bcc
 from tests.fakellm import FakeLLM
 from tests.faults.test_kill_resume import _alive, _data, _wait
 from tests.integration.test_llm import MODEL, _env, bcc, inputs
+
+pytestmark = pytest.mark.slow  # whole runs of bcc, killed and resumed
 
 
 def test_a_live_run_is_locked_against_resume_and_run_out(tmp_path: Path):
@@ -97,9 +100,7 @@ def test_a_checkpoint_of_another_schema_is_refused_with_a_remedy(tmp_path: Path)
     assert done.returncode == 0
     state = json.loads((run / "state.json").read_text())
     (run / "state.json").write_text(json.dumps({**state, "schema_version": 99}))
-    started = time.monotonic()
     proc = run_bcc("resume", str(run))
     assert proc.returncode == 3, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "schema_version 99" in lines[0] and "fix:" in lines[0]
-    assert time.monotonic() - started < 30

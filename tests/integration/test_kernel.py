@@ -52,6 +52,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
+#: a cell printing the namespace's names, but those IPython adds with each cell (``_i7``)
+USER_NAMES = "print(sorted(k for k in get_ipython().user_ns if not k.startswith('_')))"
+
+
 def test_scrub_env_removes_secrets_case_insensitively() -> None:
     env = {"FOO_API_KEY": "a", "gh_token": "b", "AWS_REGION": "c", "OPENAI_BASE": "d", "HOME": "h"}
     assert scrub_env(env) == {"HOME": "h"}
@@ -131,12 +135,12 @@ def test_inspect_reports_variables_without_side_effects(session: KernelSession) 
         "model = Model()"
     )
     before_cell = session.run_cell("1 + 1")
-    names_before = session._call_helper("names_ns", None, 30)
+    names_before = session.run_cell(USER_NAMES).excerpt
 
     variables = {v.name: v for v in session.inspect()}
     session.check(["df"], ["len(df) == 3", "(leak := 1)"])
 
-    assert session._call_helper("names_ns", None, 30) == names_before
+    assert session.run_cell(USER_NAMES).excerpt == names_before  # the helper left no names
     df = variables["df"]
     assert (df.kind, df.shape, df.length, df.repr) == ("DataFrame", "3x2", 3, "DataFrame 3x2")
     assert df.columns[0] == ("a", "int64") and df.columns[1][0] == "b"

@@ -59,7 +59,7 @@ def attempts(port: int, canary: Path, written: Path) -> list[str]:
     ]
 
 
-def policy(codes: list[str]):  # noqa: ANN201
+def policy(codes: list[str]):
     count = {"START_BEHAVIOR": 0, "COMPLETE_ACTION": 0}
 
     def answer(req: Request) -> str:
@@ -126,3 +126,17 @@ def test_the_default_sandboxes_models_not_the_offline_analyst() -> None:
     assert choose(None, offline=True) is False
     assert choose(None, offline=False) is True
     assert choose(False, offline=False) is False
+
+
+def test_a_model_run_without_bubblewrap_says_so_in_one_line(tmp_path: Path) -> None:
+    recorded = ROOT / "tests" / "fixtures" / "replay_v0_1"
+    env = {**_env(), "PATH": str(tmp_path)}  # no bwrap on it
+    proc = subprocess.run(
+        [*BCC, "run", str(recorded / "problem.md"), str(recorded / "assets" / "widgets.csv"),
+         "--model", f"replay:{recorded}", "--out", str(tmp_path / "r"), "--quiet"],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: bubblewrap cannot run here")
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["sandbox"] is False

@@ -100,7 +100,7 @@ def test_delete_frees_the_name_and_its_output_history(shell: SimpleNamespace) ->
     assert "table" not in shell.user_ns and 7 not in shell.history_manager.output_hist
     assert shell.displayhook._ is None
     assert "alias" not in shell.user_ns and shell.user_ns["same"] == [5]  # still held by `same`
-    assert call(in_kernel.names_ns, {}) == ["In", "Out", "kept", "same"]
+    assert sorted(shell.user_ns) == ["In", "Out", "kept", "same"]
 
 
 def test_a_figure_is_described_by_its_titles_and_axis_labels() -> None:
