@@ -23,6 +23,7 @@ from lxml import etree
 
 from notebook_bcc.rundir.results import named_text
 from notebook_bcc.rundir.store import RunStore, read_log
+from notebook_bcc.rundir.summary import verification_text
 
 __all__ = ["render_report", "write_report"]
 
@@ -315,13 +316,8 @@ def _results(summary: dict[str, Any] | None) -> str:
         out.append(f"<h3>Key results</h3><table>{rows}</table>")
     v = summary.get("verification") or {}
     out.append(
-        f"<h3>Verification</h3><p>{e(str(v.get('status')))}"
+        f"<h3>Verification</h3><p>{e(verification_text(v))}"
         + (f", results {e(str(v['results']))}" if v.get("results") else "")
-        + (
-            f"; first failing cell {v.get('first_failing_cell')}: {e(str(v.get('error')))}"
-            if v.get("error")
-            else ""
-        )
         + "</p>"
     )
     return "".join(out)

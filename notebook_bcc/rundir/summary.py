@@ -163,11 +163,7 @@ def render_summary_md(summary: dict[str, Any]) -> str:
         lines.append(
             f"- forced transitions: {c['forced_transitions']} (see `bcc logs` and events.jsonl)"
         )
-    verdict = v.get("status")
-    if verdict == "failed":
-        verdict += f" (first failing cell: {v.get('first_failing_cell')}; {v.get('error')})"
-    elif v.get("results") == "reproduced":
-        verdict += " (final_answers / final_metrics reproduced)"
+    verdict = verification_text(v)
     lines += [
         "",
         "## Run",
@@ -186,3 +182,16 @@ def render_summary_md(summary: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def verification_text(v: dict[str, Any]) -> str:
+    """The verification's verdict in words: whose failure it was (the notebook's, at its
+    first failing cell, or the verification kernel's), or what it reproduced."""
+    status = str(v.get("status"))
+    if v.get("verifier_failed"):
+        return f"{status} (the verification kernel failed, not the notebook: {v.get('error')})"
+    if status == "failed":
+        return f"{status} (first failing cell: {v.get('first_failing_cell')}; {v.get('error')})"
+    if v.get("results") == "reproduced":
+        return f"{status} (final_answers / final_metrics reproduced)"
+    return status
