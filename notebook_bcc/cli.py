@@ -65,29 +65,11 @@ def _fail(exc: BaseException, debug: bool) -> None:
 
 def _report(result: Any, as_json: bool) -> None:
     if as_json:
-        final = {
-            "type": "result",
-            "run_dir": str(result.run_dir),
-            "final_state": result.final_state,
-            "exit_code": result.exit_code,
-            "message": result.message,
-            "outcome": result.summary.get("outcome"),
-            "failed_steps": result.summary.get("counts", {}).get("failed_steps"),
-            "skipped": result.summary.get("counts", {}).get("skipped"),
-            "verification": result.summary.get("verification"),
-            "answers": result.summary.get("answers", []),
-            "key_results": result.summary.get("key_results"),
-        }
-        sys.stdout.write(json.dumps(final) + "\n")
+        sys.stdout.write(json.dumps(result.as_json()) + "\n")
     else:
-        counts = result.summary.get("counts", {})
-        failed, skipped = counts.get("failed_steps") or 0, counts.get("skipped") or 0
-        short = [f"{failed} failed step(s)"] if failed else []
-        short += [f"{skipped} skipped"] if skipped else []
-        outcome = result.final_state + (f" with {', '.join(short)}" if short else "")
         report = Path(result.run_dir) / "report.html"
         shown = f" (report: {report})" if report.exists() else ""
-        typer.echo(f"{outcome}: {result.run_dir}/notebook.ipynb{shown}")
+        typer.echo(f"{result.outcome()}: {result.run_dir}/notebook.ipynb{shown}")
         if result.exit_code:
             typer.echo(result.message, err=True)
     raise typer.Exit(result.exit_code)

@@ -59,12 +59,7 @@ def write_durable(path: Path, data: bytes | str) -> None:
             failpoints.hit("write", path)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        _replace_durably(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -297,11 +292,16 @@ def _committed_line(line: str, seq: int) -> bool:
 def _rename_durable(source: Path, target: Path) -> None:
     """Rename within one directory, then fsync the directory."""
     try:
-        os.replace(source, target)
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        _replace_durably(source, target)
     except OSError as exc:
         raise _storage_error(exc, target) from exc
+
+
+def _replace_durably(source: Path, target: Path) -> None:
+    """``os.replace``, then fsync of the directory, so the new name survives a power cut."""
+    os.replace(source, target)
+    dir_fd = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

@@ -37,3 +37,28 @@ class RunResult:
     exit_code: int
     message: str
     summary: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``type: result`` line of ``bcc run --json``."""
+        counts = self.summary.get("counts", {})
+        return {
+            "type": "result",
+            "run_dir": str(self.run_dir),
+            "final_state": self.final_state,
+            "exit_code": self.exit_code,
+            "message": self.message,
+            "outcome": self.summary.get("outcome"),
+            "failed_steps": counts.get("failed_steps"),
+            "skipped": counts.get("skipped"),
+            "verification": self.summary.get("verification"),
+            "answers": self.summary.get("answers", []),
+            "key_results": self.summary.get("key_results"),
+        }
+
+    def outcome(self) -> str:
+        """The final state, with the failed and skipped steps it carries if any."""
+        counts = self.summary.get("counts", {})
+        failed, skipped = counts.get("failed_steps") or 0, counts.get("skipped") or 0
+        short = [f"{failed} failed step(s)"] if failed else []
+        short += [f"{skipped} skipped"] if skipped else []
+        return self.final_state + (f" with {', '.join(short)}" if short else "")

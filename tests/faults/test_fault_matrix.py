@@ -14,14 +14,13 @@ import json
 import os
 import signal
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from tests.conftest import BCC, ROOT, run_bcc
+from tests.faults.test_kill_resume import _wait
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -71,15 +70,6 @@ def _failpoint(names: list[str], write: str, seq: int) -> str:
     name = "events.jsonl" if write == "events" else "state.json"
     at = next(i for i in range(log, len(names)) if names[i] == name)
     return f"write:{name}@{names[: at + 1].count(name)}"
-
-
-def _wait(condition: Callable[[], bool], deadline: float) -> bool:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def _alive(pid: int) -> bool:

@@ -134,12 +134,15 @@ def test_inspect_reports_variables_without_side_effects(session: KernelSession) 
         "class Model:\n    def __call__(self):\n        return 1\n"
         "model = Model()"
     )
-    before_cell = session.run_cell("1 + 1")
     names_before = session.run_cell(USER_NAMES).excerpt
+    before_cell = session.run_cell("1 + 1")
 
     variables = {v.name: v for v in session.inspect()}
     session.check(["df"], ["len(df) == 3", "(leak := 1)"])
 
+    after_cell = session.run_cell("_")  # the helper ran no counted cell and left `_` alone
+    assert after_cell.execution_count == before_cell.execution_count + 1
+    assert after_cell.excerpt.strip() == "2"
     assert session.run_cell(USER_NAMES).excerpt == names_before  # the helper left no names
     df = variables["df"]
     assert (df.kind, df.shape, df.length, df.repr) == ("DataFrame", "3x2", 3, "DataFrame 3x2")
@@ -149,9 +152,6 @@ def test_inspect_reports_variables_without_side_effects(session: KernelSession) 
     assert variables["arr"].shape == "4x5" and variables["arr"].bytes == 160
     assert variables["model"].kind == "Model"  # a callable instance is data, its class is not
     assert not {"pd", "np", "helper", "Model", "In", "Out", "_", "get_ipython"} & set(variables)
-    after_cell = session.run_cell("_")
-    assert after_cell.execution_count == before_cell.execution_count + 1
-    assert after_cell.excerpt.strip() == "2"
     # the helper is compiled once per kernel, into one module outside the user namespace
     kept = session.run_cell("import sys\nprint([m for m in sys.modules if 'bcc_helper' in m])")
     assert kept.excerpt.count("_bcc_helper_") == 1
