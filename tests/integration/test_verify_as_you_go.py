@@ -70,3 +70,32 @@ def test_the_verification_kernel_does_not_write_over_the_runs_files(tmp_path: Pa
     result = make_runner(tmp_path, agent).run()
     assert result.summary["verification"]["status"] == "passed"
     assert (tmp_path / "run" / "outputs" / "log.txt").read_text() == "ran\n"  # once, not twice
+
+
+@pytest.mark.parametrize("fault", [RuntimeError("a bug"), KeyboardInterrupt()], ids=repr)
+def test_an_aborted_run_leaves_no_kernel_and_no_thread(
+    tmp_path: Path, fault: BaseException
+) -> None:
+    """The fault strikes at the step's reflection: a cell has run in both kernels by then."""
+    import threading
+
+    from notebook_bcc.kernel.processes import live_kernels
+
+    threads_before = set(threading.enumerate())
+    seen_at_fault: list[str] = []
+
+    def answer(obs: Observation) -> str:
+        if obs.event == "COMPLETE_STEP":
+            seen_at_fault.extend(t.name for t in threading.enumerate())
+            raise fault
+        return one_stage(obs, lambda o: "result = sum(range(10))")
+
+    runner = make_runner(tmp_path, ScriptedAgent(answer))
+    result = runner.run()
+    assert result.final_state == "WORKFLOW_ABORTED"
+    assert result.exit_code == (130 if isinstance(fault, KeyboardInterrupt) else 1)
+    assert "bcc-verify" in seen_at_fault  # the verifier was at work when the fault struck
+    assert live_kernels() == ()
+    assert set(threading.enumerate()) <= threads_before
+    assert (tmp_path / "run" / "summary.md").exists()
+    assert not (tmp_path / "run" / ".verify").exists()
