@@ -114,6 +114,7 @@ class Observation:
     protected: tuple[tuple[str, str], ...] = ()  # (variable, why it may not be deprecated)
     modules: tuple[tuple[str, str], ...] = ()  # (name, module) imported in the kernel
     callables: tuple[tuple[str, str], ...] = ()  # (name, module) functions and classes
+    environment: str = ""  # the kernel's Python and packages, one line ("" before it reported)
 
     @property
     def stage(self) -> StageView | None:
@@ -268,4 +269,5 @@ def observe(
         protected=_protected(s) if event == Event.COMPLETE_STAGE else (),
         modules=tuple((n, m) for n, m in s.kernel_code.get("modules", [])),
         callables=tuple((n, m) for n, m in s.kernel_code.get("callables", [])),
+        environment=s.kernel_environment,
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from notebook_bcc.contract.observation import (
     Attempt,
@@ -23,7 +22,7 @@ from notebook_bcc.contract.observation import (
 )
 from notebook_bcc.fsm import Event
 
-__all__ = ["LIBRARIES", "History", "fields"]
+__all__ = ["History", "fields"]
 
 DELETED_WITH_REASON = 20  # the latest deleted names say why (deprecated, replacement)
 
@@ -325,25 +324,7 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "protected": _protected(obs),
         "behaviors_in_step": str(obs.behaviors_in_step),
         "max_behaviors": str(obs.max_behaviors),
-        "libraries": _libraries(),
+        "environment": obs.environment
+        or "(the kernel did not report its packages; import only what the cells above import)",
     }
 
-
-#: the analysis libraries whose versions the action generator is told (those installed)
-LIBRARIES = ("pandas", "numpy", "scikit-learn", "scipy", "matplotlib", "statsmodels", "seaborn")
-
-
-@lru_cache(maxsize=1)
-def _libraries() -> str:
-    """Python and the analysis libraries installed where ``bcc`` runs, with their versions
-    (read from package metadata: nothing is imported)."""
-    import platform
-    from importlib import metadata
-
-    found = [f"Python {platform.python_version()}"]
-    for name in LIBRARIES:
-        try:
-            found.append(f"{name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            continue
-    return ", ".join(found)

@@ -334,3 +334,18 @@ def fetch_ns(request):
         if len(text) <= req["max_chars"]:
             found[name] = _json.loads(text)
     return _json.dumps(found)
+
+
+def environment_ns(request):
+    # Python's version and each named distribution's version (None: not installed), read from
+    # package metadata, so nothing is imported into the kernel
+    import platform
+    from importlib import metadata
+
+    versions = {}
+    for name in _json.loads(request):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return _json.dumps({"python": platform.python_version(), "packages": versions})

@@ -38,6 +38,7 @@ from notebook_bcc.kernel.gateway import (
 )
 from notebook_bcc.kernel.outputs import StreamingClient
 from notebook_bcc.kernel.ready import ReadyKernelClient
+from notebook_bcc.kernel.records import KernelEnvironment
 from notebook_bcc.kernel.sandbox import SPEC_NAME, Sandbox
 
 __all__ = ["KernelLaunch", "START_ERRORS"]
@@ -109,6 +110,8 @@ class KernelLaunch:
         #: Called before each kernel (re)start and each process spawn; raising refuses it
         #: (``ShadowRun`` starts nothing once it is closed).
         self.before_start: Callable[[], None] | None = None
+        #: the kernel's Python and analysis packages, read once it started (None: not read)
+        self.environment: KernelEnvironment | None = None
 
     def launch(self) -> None:
         """Start the kernel and return without waiting for it, so that it boots while the

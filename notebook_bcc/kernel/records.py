@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CellOutcome", "CheckReport", "Namespace", "VariableInfo"]
+__all__ = ["CellOutcome", "CheckReport", "KernelEnvironment", "Namespace", "VariableInfo"]
 
 
 @dataclass(frozen=True)
@@ -43,3 +43,23 @@ class Namespace:
 class CheckReport:
     artifacts: tuple[tuple[str, bool], ...]
     criteria: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
+class KernelEnvironment:
+    """The kernel's own Python and analysis packages, as the kernel answered (a gateway's or a
+    sandboxed kernel is described as it is, not as ``bcc``'s environment is)."""
+
+    python: str
+    packages: tuple[tuple[str, str | None], ...]  # (distribution, version; None: absent)
+
+    @classmethod
+    def from_json(cls, data: dict) -> KernelEnvironment:
+        return cls(str(data["python"]), tuple((str(n), v) for n, v in data["packages"].items()))
+
+    def text(self) -> str:
+        """One line: "Python 3.11.7; installed: pandas 2.2.2, …; not installed: statsmodels"."""
+        have = [f"{n} {v}" for n, v in self.packages if v]
+        absent = [n for n, v in self.packages if not v]
+        line = f"Python {self.python}; installed: {', '.join(have) or 'none of the usual'}"
+        return line + (f"; not installed: {', '.join(absent)}" if absent else "")

@@ -21,16 +21,31 @@ from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel.execution import CellExecution
 from notebook_bcc.kernel.inspection import FETCH_CHARS, NamespaceInspection
 from notebook_bcc.kernel.outputs import RICH_OUTPUT_MAX_BYTES
-from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace, VariableInfo
+from notebook_bcc.kernel.records import (
+    CellOutcome,
+    CheckReport,
+    KernelEnvironment,
+    Namespace,
+    VariableInfo,
+)
 
 __all__ = [
+    "ANALYSIS_PACKAGES",
     "FETCH_CHARS",
     "RICH_OUTPUT_MAX_BYTES",
     "CellOutcome",
     "CheckReport",
+    "KernelEnvironment",
     "KernelSession",
     "Namespace",
     "VariableInfo",
+]
+
+#: the distributions whose versions (or absence) the kernel reports when it starts: what
+#: analysis notebooks commonly import, so a plan does not count on one that is missing
+ANALYSIS_PACKAGES = [
+    *("pandas", "numpy", "scipy", "scikit-learn", "statsmodels", "matplotlib", "seaborn"),
+    *("pyarrow", "openpyxl", "xlrd", "plotly", "xgboost", "lightgbm", "networkx", "sympy"),
 ]
 
 
@@ -52,8 +67,9 @@ class KernelSession(CellExecution, NamespaceInspection):
         super().start()
         if self.gateway is not None:  # connected; the preparation is its first request
             self._prepare_remote()
-        with contextlib.suppress(TimeoutError, KernelError):  # a nicety: figures still display
-            self._call_helper("figures_ns", None, 30)
+        calls = {"figures": ("figures_ns", None), "env": ("environment_ns", ANALYSIS_PACKAGES)}
+        with contextlib.suppress(TimeoutError, KernelError):  # niceties: cells run without them
+            self.environment = KernelEnvironment.from_json(self._call_helpers(calls, 30)["env"])
 
     @property
     def pid(self) -> int | None:

@@ -101,6 +101,8 @@ class WorkflowState:
     #: modules and callables in the kernel at the last inspection: {"modules": [[name, module]],
     #: "callables": [[name, module]]}; not variables, so not in the ledger
     kernel_code: dict[str, list[list[str]]] = field(default_factory=dict)
+    #: the kernel's Python and analysis packages, as the kernel reported them when it started
+    kernel_environment: str = ""
     elapsed_s: float = 0.0
     error: str = ""
     resume_from: str = ""  # the state an ABORT interrupted; ``bcc resume`` goes back to it

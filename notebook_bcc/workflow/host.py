@@ -1,9 +1,10 @@
 """KernelHost: the run's kernel, started on first use, and what the run learns from it.
 
 ``launch`` spawns the kernel's process (or asks a gateway for a kernel, in a thread) at the
-start of a run, so that it boots while the first planners work; ``ensure`` waits for it on
-first use (a model failing at once costs a kernel killed at once, not one waited for). It runs
-the parameters cell of a new run or replays the notebook of a resumed one, records the
+start of a run, so that it boots while the data files are previewed; ``ensure`` waits for it
+before the first agent is asked, because every planner is told the packages the kernel has
+(``KernelSession.environment``, the kernel's own answer). It runs the parameters cell of a
+new run or replays the notebook of a resumed one, records the
 kernel's pid for a later resume to reap, inspects the namespace into the ledger after cells,
 rebuilds the state after a restart (within ``--max-kernel-restarts``) and fetches the results
 at the end.
@@ -54,6 +55,8 @@ class KernelHost:
         ctx = self.ctx
         self.kernel, self._launched = self._launched or self._session(), None
         self.kernel.start()
+        if self.kernel.environment is not None:
+            ctx.state.kernel_environment = self.kernel.environment.text()
         self.record()
         if self.resumed:
             self.replay("resume")
@@ -90,6 +93,7 @@ class KernelHost:
                 "pid": self.kernel.pid,
                 "pgid": self.kernel.pgid,
                 **({"gateway_kernel": self.kernel.remote_id} if self.kernel.remote_id else {}),
+                "environment": self.ctx.state.kernel_environment,
             }
         )
 

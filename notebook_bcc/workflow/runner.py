@@ -96,13 +96,12 @@ class Runner:
         failpoints.arm()
         exit_code, message = 0, ""
         try:
-            if self.host.resumed:  # the kernel state is rebuilt before anything else happens
-                self.host.ensure()
-            else:
-                self.host.launch()
+            self.host.launch()
             from notebook_bcc.inputs.preview import preview_files  # pandas: while it boots
 
             self._preview = preview_files(self.store.root, self.files, sheet=self._spec.sheet)
+            # every planner is told the kernel's packages: the kernel answers before the first
+            self.host.ensure()
             while State(self.state.fsm_state) not in fsm.TERMINALS:
                 row = fsm.event_from(State(self.state.fsm_state))
                 if row.agent is None:

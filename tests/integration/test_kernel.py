@@ -514,3 +514,28 @@ def test_a_short_series_shows_its_values_and_an_ensemble_has_no_length(
     assert found["long_series"].repr == "Series 100 int64 name=None"
     assert found["booster"].length is None
     assert found["booster"].repr.startswith("GradientBoostingRegressor(n_estimators=7")
+
+
+def test_the_environment_is_the_kernels_own_answer(tmp_path: Path) -> None:
+    """A distribution only the kernel can see (on its PYTHONPATH, not bcc's) is reported, with
+    its version; one nobody has is named as absent."""
+    from importlib import metadata
+
+    site = tmp_path / "site"
+    (site / "plotly-9.9.9.dist-info").mkdir(parents=True)
+    (site / "plotly-9.9.9.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: plotly\nVersion: 9.9.9\n"
+    )
+    with pytest.raises(metadata.PackageNotFoundError):  # bcc's own environment lacks it
+        metadata.version("plotly")
+    env = {**ENV, "PYTHONPATH": str(site)}
+    work = tmp_path / "work"
+    work.mkdir()
+    with KernelSession(work, env=env) as s:
+        assert s.environment is not None
+        packages = dict(s.environment.packages)
+    assert packages["plotly"] == "9.9.9"
+    assert packages["pandas"] == metadata.version("pandas")
+    assert packages["xgboost"] is None
+    line = s.environment.text()
+    assert "plotly 9.9.9" in line and line.split("; not installed: ")[1].count("xgboost") == 1

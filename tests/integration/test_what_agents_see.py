@@ -200,3 +200,15 @@ def test_answers_come_from_the_kernel_and_are_reproduced(seen: Seen) -> None:
     md = (seen.run / "summary.md").read_text()
     assert "## Answers" in md and f"1. {QUESTIONS[0]} **4**" in md
     assert f"2. {QUESTIONS[1]} **7.25**" in md
+
+
+def test_every_planner_and_the_action_generator_are_told_the_kernels_packages(
+    seen: Seen,
+) -> None:
+    from importlib import metadata
+
+    for event in ("START_WORKFLOW", "START_STEP", "START_BEHAVIOR", "COMPLETE_ACTION"):
+        request = next(r for r in seen.requests if r.transition == event)
+        system = request.messages[0]["content"]
+        assert f"statsmodels {metadata.version('statsmodels')}" in system, event
+        assert "xgboost" in system.split("; not installed: ")[1], event
