@@ -327,4 +327,3 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "environment": obs.environment
         or "(the kernel did not report its packages; import only what the cells above import)",
     }
-

@@ -1,7 +1,8 @@
 """Figures a cell displayed: a one-line text note each, and the PNG for vision models.
 
-The note is what every reflector reads (size, and matplotlib's own description: the figure
-size and its number of axes); a model that supports images also gets the PNG, downscaled
+The note is what every reflector reads: the PNG's size, matplotlib's own description (the
+figure size and its number of axes) with titles and labels, and a line per axes of what is
+drawn (``in_kernel_figures.py``); a model that supports images also gets the PNG, downscaled
 (``downscaled_png``), as an image part (``agents/llm.py``).
 """
 
@@ -29,6 +30,7 @@ __all__ = ["Figure", "figures_in", "png_size", "downscaled_png", "MAX_FIGURES", 
 
 MAX_FIGURES = 3  # image parts per request
 MAX_SIDE_PX = 768
+NOTE_CHARS = 1600  # a figure's text, of up to six axes
 
 
 def png_size(data: bytes) -> tuple[int, int] | None:
@@ -55,8 +57,9 @@ def figures_in(outputs: Iterable[Mapping[str, Any]], first: int = 1) -> list[Fig
         text = data.get("text/plain", "")
         text = "".join(text) if isinstance(text, list) else str(text)
         note = f"figure {first + len(found)}: " + (f"{size[0]}x{size[1]} px PNG" if size else "PNG")
-        if text.strip():
-            note += f", {' '.join(text.split())[:400]}"
+        lines = [" ".join(line.split()) for line in text.strip().splitlines() if line.strip()]
+        if lines:  # the first line names the figure; one more per axes says what is drawn
+            note += ", " + "\n  ".join(lines)[:NOTE_CHARS]
         found.append(Figure(note, png))
     return found
 

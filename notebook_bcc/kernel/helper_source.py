@@ -1,4 +1,5 @@
-"""The helper that ``session.py`` runs inside the kernel: the text of ``in_kernel.py``.
+"""The helper that ``session.py`` runs inside the kernel: the text of ``in_kernel.py``, then
+of ``in_kernel_figures.py`` (two files, each small enough to read, one module in the kernel).
 
 The code is sent as a string in a user expression (``call_expression``) that, the first time,
 ``exec``-s it into a module kept in ``sys.modules`` under a name holding the source's hash, so
@@ -14,11 +15,14 @@ import hashlib
 import json
 from importlib.resources import files
 
-__all__ = ["SOURCE", "call_expression"]
+__all__ = ["PARTS", "SOURCE", "call_expression"]
 
-#: ``in_kernel.py`` as it is in the package (a Python file linted like the rest, and imported
-#: by the unit tests), read once
-SOURCE = files("notebook_bcc.kernel").joinpath("in_kernel.py").read_text(encoding="utf-8")
+#: the helper's files as they are in the package (Python files linted like the rest, and
+#: imported by the unit tests), read once
+PARTS = ("in_kernel.py", "in_kernel_figures.py")
+SOURCE = "\n\n".join(
+    files("notebook_bcc.kernel").joinpath(name).read_text(encoding="utf-8") for name in PARTS
+)
 
 _MODULE = "_bcc_helper_" + hashlib.sha1(SOURCE.encode()).hexdigest()[:12]
 

@@ -18,7 +18,9 @@ import types as _types
 
 _SKIP = {"In", "Out", "exit", "quit", "get_ipython"}
 _MAX_VARS = 500
-_MAX_COLS = 40
+_MAX_COLS = 300  # a DataFrame's column names, listed whole up to this many (then counted)
+_MAX_KEYS = 100  # a dict's keys, listed whole up to this many (then counted)
+_DICT_CHARS = 3000  # what a dict's values share, each shortened to its part, on one line
 _REPR_CHARS = 600
 _SMALL_SERIES = 20  # a Series this short shows its values
 
@@ -152,6 +154,9 @@ def _summary(name, value):
             bytes=int(value.nbytes),
             repr=text,
         )
+    elif isinstance(value, dict) and name not in _RESULTS:
+        info.update(length=len(value), bytes=int(_sys.getsizeof(value, 0)), repr=_dict_text(value))
+        return info  # every key whole: the text is not cut
     else:
         shape = getattr(value, "shape", None)
         if isinstance(shape, tuple):
@@ -169,6 +174,26 @@ def _summary(name, value):
         text = text[: cut if cut > 0 else limit] + ", ..."
     info["repr"] = text
     return info
+
+
+def _one_line(text, width):
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: max(1, width - 3)] + "..."
+
+
+def _dict_text(value):
+    # every key whole (up to _MAX_KEYS), on one line; only the values are shortened
+    keys = list(value)[:_MAX_KEYS]
+    width = max(24, _DICT_CHARS // max(1, len(keys)))
+    parts = []
+    for key in keys:
+        try:
+            shown = _short.repr(value[key])
+        except Exception as exc:
+            shown = f"<unavailable: {type(exc).__name__}>"
+        parts.append(f"{_one_line(repr(key), 400)}: {_one_line(shown, width)}")
+    more = len(value) - len(keys)
+    return "{" + ", ".join(parts) + (f", ... (+{more} more keys)" if more > 0 else "") + "}"
 
 
 def inspect_ns(request):
@@ -212,62 +237,6 @@ def check_ns(request):
         except Exception as exc:
             criteria.append([expr, "error", f"{type(exc).__name__}: {exc}"[:500]])
     return _json.dumps({"artifacts": artifacts, "criteria": criteria})
-
-
-def _describe_figure(fig):
-    # matplotlib's own repr, plus the titles and axis labels a reader (or a model that cannot
-    # see images) needs to know what a figure shows
-    text = repr(fig)
-    try:
-        parts = []
-        suptitle = getattr(fig, "_suptitle", None)
-        if suptitle is not None and suptitle.get_text():
-            parts.append(f"title {suptitle.get_text()!r}")
-        for ax in fig.axes[:6]:
-            bits = [repr(ax.get_title())] if ax.get_title() else []
-            if ax.get_xlabel() or ax.get_ylabel():
-                bits.append(f"x: {ax.get_xlabel() or '-'}, y: {ax.get_ylabel() or '-'}")
-            if bits:
-                parts.append("axes " + " ".join(bits))
-        if len(fig.axes) > 6:
-            parts.append(f"{len(fig.axes) - 6} more axes")
-        if parts and text.endswith(">"):
-            text = text[:-1] + ": " + "; ".join(parts) + ">"
-    except Exception:
-        pass
-    return text[:400]
-
-
-def figures_ns(request):
-    # Figures' text/plain output names their titles and axis labels (installed at kernel
-    # start). IPython's select_figure_formats, which the inline backend calls when pyplot
-    # first draws, pops every formatter's Figure entry, so it is wrapped to register again.
-    import IPython.core.pylabtools as pylabtools
-
-    shell = _shell()
-
-    def plain(fig, printer, cycle):
-        printer.text(_describe_figure(fig))
-
-    def register():
-        formatter = shell.display_formatter.formatters["text/plain"]
-        formatter.for_type_by_name("matplotlib.figure", "Figure", plain)
-
-    original = pylabtools.select_figure_formats
-    if not getattr(original, "_bcc", False):
-
-        def select_figure_formats(*args, **kwargs):
-            result = original(*args, **kwargs)
-            register()
-            return result
-
-        select_figure_formats._bcc = True
-        pylabtools.select_figure_formats = select_figure_formats
-        inline = _sys.modules.get("matplotlib_inline.backend_inline")
-        if inline is not None:
-            inline.select_figure_formats = select_figure_formats
-    register()
-    return _json.dumps({"ok": True})
 
 
 def delete_ns(request):

@@ -53,7 +53,7 @@ class VariableRecord:
         data["columns"] = tuple(tuple(c) for c in data.get("columns", ()))
         return cls(**data)
 
-    def describe(self, max_columns: int = 12, in_use: Container[str] | None = None) -> str:
+    def describe(self, max_columns: int = 300, in_use: Container[str] | None = None) -> str:
         """One line for a prompt: name, kind, size, status and a short repr or column list.
 
         ``in_use`` holds the steps and stages still to come: a ``retained`` note naming one
@@ -63,8 +63,11 @@ class VariableRecord:
         head = f"- {self.name}: {self.kind}" + (f" [{size}]" if size else "")
         head += self.status_note(in_use)
         if self.columns:
-            cols = ", ".join(f"{c}:{t}" for c, t in self.columns[:max_columns])
-            more = len(self.columns) - max_columns
+            shown = self.columns[:max_columns]
+            cols = ", ".join(f"{c}:{t}" for c, t in shown)
+            counted = (self.shape or "").rpartition("x")[2]
+            total = int(counted) if counted.isdigit() else len(self.columns)
+            more = total - len(shown)  # the kernel lists up to 300 names; the shape counts all
             return head + f" columns {cols}" + (f" (+{more} more)" if more > 0 else "")
         return head + (f" = {self.repr}" if self.repr else "")
 

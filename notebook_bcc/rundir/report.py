@@ -314,6 +314,10 @@ def _results(summary: dict[str, Any] | None) -> str:
             for k, v in summary["key_results"].items()
         )
         out.append(f"<h3>Key results</h3><table>{rows}</table>")
+    if summary.get("findings"):
+        found = summary["findings"]
+        out.append(f"<h3>Findings</h3><p><i>From {e(found['source'])}.</i></p>")
+        out.append(f'<pre class="findings">{e(found["text"])}</pre>')
     v = summary.get("verification") or {}
     out.append(
         f"<h3>Verification</h3><p>{e(verification_text(v))}"

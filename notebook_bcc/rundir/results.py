@@ -16,9 +16,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["RESULT_NAMES", "Answer", "Asked", "answers", "compare", "named_text", "value_text"]
+__all__ = [
+    "FINDINGS_NAMES",
+    "RESULT_NAMES",
+    "Answer",
+    "Asked",
+    "answers",
+    "compare",
+    "named_text",
+    "value_text",
+]
 
 RESULT_NAMES = ("final_answers", "final_metrics")
+#: the run's findings in markdown, the first that is a non-empty string: the closing summary
+#: a model's last stage writes, or the offline analyst's analysis summary
+FINDINGS_NAMES = ("final_summary", "analysis_summary")
 
 
 class Asked(Protocol):

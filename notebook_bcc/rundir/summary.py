@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from notebook_bcc.rundir.results import Asked, answers, named_text, value_text
+from notebook_bcc.rundir.results import FINDINGS_NAMES, Asked, answers, named_text, value_text
 from notebook_bcc.rundir.state import WorkflowState
 
 __all__ = ["build_summary", "kernel_words", "render_summary_md"]
@@ -60,6 +60,7 @@ def build_summary(
         "artifacts": artifacts,
         "answers": [a.to_json() for a in answers(questions, artifacts.get("final_answers"))],
         "key_results": metrics if isinstance(metrics, dict) else None,
+        "findings": findings(state, artifacts),
         "stages": [
             {
                 "id": st.id,
@@ -82,6 +83,23 @@ def build_summary(
         "kernel": {"where": where, "sandboxed": sandboxed},
         "notebook": str(root / "notebook.ipynb"),
     }
+
+
+def findings(state: WorkflowState, artifacts: dict[str, Any]) -> dict[str, str] | None:
+    """What the run found, in markdown, and where it came from: the kernel's closing summary
+    (``FINDINGS_NAMES``) or, failing that, the stage reflectors' findings."""
+    for name in FINDINGS_NAMES:
+        text = artifacts.get(name)
+        if isinstance(text, str) and text.strip():
+            return {"source": name, "text": text.strip()}
+    found = [
+        f"- {text.strip()} ({st.id}/{t.id})"
+        for st in state.stages
+        for t in st.steps
+        for _, text in t.findings
+        if text.strip()
+    ]
+    return {"source": "stage reflectors", "text": "\n".join(found)} if found else None
 
 
 def _asked(text: str, limit: int = 1000) -> str:
@@ -146,6 +164,11 @@ def render_summary_md(summary: dict[str, Any]) -> str:
     if isinstance(metrics, dict):
         lines += ["", "## Key results", ""]
         lines += [f"- {k}: {val}" for k, val in metrics.items()]
+    found = summary.get("findings")
+    if found:
+        source = "the stage reflectors" if found["source"] == "stage reflectors" else None
+        source = source or f"`{found['source']}`, written in the kernel"
+        lines += ["", "## Findings", "", f"*From {source}.*", "", found["text"]]
     failed = [
         f"{st['id']}/{t['id']}"
         for st in summary["stages"]

@@ -21,7 +21,7 @@ from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel.gateway import TOKEN_ENV, Gateway
 from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace
 from notebook_bcc.kernel.session import KernelSession
-from notebook_bcc.rundir.results import RESULT_NAMES
+from notebook_bcc.rundir.results import FINDINGS_NAMES, RESULT_NAMES
 from notebook_bcc.workflow.context import RunContext
 
 __all__ = ["KernelHost", "gateway_of"]
@@ -167,7 +167,7 @@ class KernelHost:
     def results(self) -> dict[str, Any]:
         """The results and the small JSON-serialisable artifacts of the plan (summary.json)."""
         assert self.kernel is not None
-        names = [*RESULT_NAMES]
+        names = [*RESULT_NAMES, *FINDINGS_NAMES]
         for st in self.ctx.state.stages:
             names += [n for n in st.verified_artifacts if n not in names]
             for t in st.steps:

@@ -106,6 +106,11 @@ def test_example_runs_offline_to_completion(example: Path, tmp_path: Path):
         assert summary["verification"]["results"] == "reproduced"
         md = (out / "summary.md").read_text()
         assert f"- cv_mean: {metrics['cv_mean']}" in md.split("## Key results")[1]
+    else:  # an exploratory run: what it found, from the analysis summary cell
+        assert summary["findings"]["source"] == "analysis_summary"
+        assert summary["findings"]["text"] == summary["artifacts"]["analysis_summary"].strip()
+        md = (out / "summary.md").read_text()
+        assert summary["findings"]["text"] in md.split("## Findings")[1]
 
 
 def test_offline_answers_what_the_table_answers_and_lists_the_rest(tmp_path: Path):

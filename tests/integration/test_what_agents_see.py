@@ -44,6 +44,7 @@ import matplotlib.pyplot as plt
 frame = pd.read_csv(user_submit_files[0])
 widths = frame["width"]
 tmp = 1
+wide = pd.DataFrame({{f"wide_col_{{i:02d}}": [i] for i in range(40)}})
 print("{MARKER}", len(frame))
 fig, ax = plt.subplots(figsize=(4, 3))
 ax.hist(widths)
@@ -51,6 +52,7 @@ ax.set_title("Widths")
 plt.show()
 """
 CODE_ANSWER = f"""
+final_summary = f"There are {{len(frame)}} widgets; the widest is {{widths.max()}}."
 final_answers = {{
     {QUESTIONS[0]!r}: {{"value": int(len(frame)), "text": "rows in the table"}},
     {QUESTIONS[1]!r}: {{"value": float(widths.max()), "text": "largest width"}},
@@ -157,6 +159,8 @@ def test_the_stage_reflector_sees_the_steps_output_and_the_reflectors_words(seen
     assert MARKER in prompt
     assert "REFLECTOR-COMMENT" in prompt and "REFLECTOR-REASONING" in prompt
     assert "figure 1:" in prompt and "axes 'Widths'" in prompt  # the figure's note, with title
+    # and what is drawn: the histogram's range and its tallest bins
+    assert "axes 1: histogram of 10 bars, x 1 to 7.25, y 0 to 1; largest: [1, 1.625) 1," in prompt
 
 
 def test_the_first_step_planner_sees_the_parameters_and_the_data(seen: Seen) -> None:
@@ -212,3 +216,17 @@ def test_every_planner_and_the_action_generator_are_told_the_kernels_packages(
         system = request.messages[0]["content"]
         assert f"statsmodels {metadata.version('statsmodels')}" in system, event
         assert "xgboost" in system.split("; not installed: ")[1], event
+
+
+def test_a_40_column_frame_reaches_the_action_generator_with_every_name(seen: Seen) -> None:
+    prompt = seen.users("COMPLETE_ACTION")[1]
+    line = next(ln for ln in prompt.splitlines() if ln.startswith("- wide: DataFrame"))
+    assert all(f"wide_col_{i:02d}:int64" in line for i in range(40)) and "more)" not in line
+
+
+def test_the_closing_summary_is_the_runs_findings(seen: Seen) -> None:
+    summary = json.loads((seen.run / "summary.json").read_text())
+    text = "There are 4 widgets; the widest is 7.25."
+    assert summary["findings"] == {"source": "final_summary", "text": text}
+    assert text in (seen.run / "summary.md").read_text().split("## Findings")[1]
+    assert text in (seen.run / "report.html").read_text()

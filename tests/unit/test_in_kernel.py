@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from notebook_bcc.kernel import helper_source, in_kernel
+from notebook_bcc.kernel import helper_source, in_kernel, in_kernel_figures
 
 
 @pytest.fixture
@@ -36,8 +36,10 @@ def call(func, payload: object) -> object:
 
 
 def test_the_source_sent_to_the_kernel_is_this_file() -> None:
-    assert Path(in_kernel.__file__).read_text(encoding="utf-8") == helper_source.SOURCE
-    assert "notebook_bcc" not in helper_source.SOURCE.split('"""', 2)[2]  # no package import
+    parts = [Path(m.__file__).read_text(encoding="utf-8") for m in (in_kernel, in_kernel_figures)]
+    assert "\n\n".join(parts) == helper_source.SOURCE
+    for text in parts:
+        assert "notebook_bcc" not in text.split('"""', 2)[2]  # no package import
 
 
 def test_inspection_summarises_data_and_names_code(shell: SimpleNamespace) -> None:
@@ -61,6 +63,21 @@ def test_inspection_summarises_data_and_names_code(shell: SimpleNamespace) -> No
     assert by_name["answers"]["repr"] == "{'z': 1, 'a': 2}"  # in the order the code made it
     assert data["code"]["modules"] == [["np", "numpy"]]
     assert data["code"]["callables"][0][0] == "describe"
+
+
+def test_names_are_never_hidden_only_values_are_shortened(shell: SimpleNamespace) -> None:
+    wide = pd.DataFrame({f"column_{i:03d}": [i] for i in range(320)})
+    keyed = {f"key_{i:03d}": "v" * 500 for i in range(120)}
+    keyed["key_000"] = pd.DataFrame({"a": [1, 2], "b": [3, 4]})  # a multi-line repr
+    shell.user_ns.update(wide=wide, keyed=keyed)
+    by_name = {v["name"]: v for v in call(in_kernel.inspect_ns, {})["vars"]}
+    columns = [c for c, _ in by_name["wide"]["columns"]]
+    assert columns == [f"column_{i:03d}" for i in range(300)]  # 300 whole, then counted
+    text = by_name["keyed"]["repr"]
+    assert "\n" not in text
+    assert all(f"'key_{i:03d}': " in text for i in range(100))
+    assert "'key_100'" not in text and text.endswith(", ... (+20 more keys)}")
+    assert "v" * 40 not in text  # the values are what is shortened
 
 
 def test_checks_report_artifacts_and_criteria(shell: SimpleNamespace) -> None:
@@ -112,6 +129,29 @@ def test_a_figure_is_described_by_its_titles_and_axis_labels() -> None:
     fig, ax = plt.subplots()
     ax.set_title("Widths")
     ax.set_xlabel("width")
-    text = in_kernel._describe_figure(fig)
+    text = in_kernel_figures.describe_figure(fig)
     plt.close(fig)
     assert text.endswith(": axes 'Widths' x: width, y: ->")
+
+
+def test_a_figure_note_says_what_is_drawn() -> None:
+    """Per axes: a histogram's range and its tallest bins; a bar chart's largest bars by their
+    labels; a line's points, range, first and last values; a scatter's points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (hist, bars, line, dots) = plt.subplots(1, 4)
+    hist.hist([1, 2, 2, 3, 3, 3, 9], bins=[0, 2, 4, 6, 8, 10])
+    bars.bar(["north", "south", "east"], [30, 90, 10])
+    line.plot([0, 1, 2, 3], [5.0, 4.0, 7.5, 6.0], label="price")
+    dots.scatter([1, 2, 3], [10, 20, 15])
+    lines = in_kernel_figures.describe_figure(fig).splitlines()
+    plt.close(fig)
+    assert lines[0].startswith("<Figure size") and len(lines) == 5
+    assert lines[1].startswith("  axes 1: histogram of 5 bars, x 0 to 10, y 0 to 5; largest:")
+    assert "largest: [2, 4) 5, [0, 2) 1" in lines[1]  # 1 in [0, 2); 2, 2, 3, 3, 3 in [2, 4)
+    assert "bar chart of 3 bars, x named, y 10 to 90; largest: 'south' 90, 'north' 30" in lines[2]
+    assert "line 'price' of 4 points, x 0 to 3, y 4 to 7.5; first 5, last 6" in lines[3]
+    assert "scatter of 3 points, x 1 to 3, y 10 to 20" in lines[4]

@@ -129,12 +129,12 @@ def test_the_step_planners_pcs_considerations_reach_the_action_generator() -> No
     assert "PCS considerations: predictability: hold out 20%" in prompt.user
 
 
-def test_the_action_generator_is_told_the_library_versions_and_the_planner_the_metrics() -> None:
-    from importlib import metadata
-
-    action = render(_obs("COMPLETE_ACTION")).system
-    assert f"pandas {metadata.version('pandas')}" in action
-    assert f"scikit-learn {metadata.version('scikit-learn')}" in action
+def test_the_agents_are_told_the_kernels_packages_and_the_planner_the_metrics() -> None:
+    env = "Python 3.11.7; installed: pandas 2.2.2; not installed: statsmodels"
+    for event in ("START_WORKFLOW", "START_STEP", "START_BEHAVIOR", "COMPLETE_ACTION"):
+        assert env in render(_obs(event, environment=env)).system, event
+    unknown = render(_obs("START_WORKFLOW")).system
+    assert "the kernel did not report its packages" in unknown
     planner = render(_obs("START_WORKFLOW")).system
     assert "`baseline_score` (the same metric on the same\n  held-out rows" in planner
     behavior = render(_obs("START_BEHAVIOR")).system

@@ -85,3 +85,29 @@ def test_ledger_lifecycle_and_view_names_every_variable():
     ledger.observe([Info("v1", repr="changed")], "s/t#2")
     assert ledger.get("v1").updated_by == "s/t#2" and ledger.get("v1").created_by == "s/t#1"
     assert ledger.get("v2").status == "deleted"
+
+
+def test_a_variable_line_lists_every_column_up_to_300_then_counts_the_rest():
+    from notebook_bcc.rundir.ledger import VariableRecord
+
+    def frame(n_listed: int, n_all: int) -> VariableRecord:
+        cols = tuple((f"c{i}", "int64") for i in range(n_listed))
+        return VariableRecord("wide", "alive", "DataFrame", 40, "s", "s", f"5x{n_all}", 5, cols)
+
+    line = frame(40, 40).describe()
+    assert all(f"c{i}:int64" in line for i in range(40)) and "more)" not in line
+    assert frame(300, 450).describe().endswith("c299:int64 (+150 more)")
+
+
+def test_findings_come_from_the_kernel_or_else_from_the_stage_reflectors():
+    from notebook_bcc.rundir.summary import findings
+
+    st = _state()
+    assert findings(st, {}) is None
+    st.stages[0].steps[0].findings = [["high", "raw has 344 rows"], ["low", " "]]
+    assert findings(st, {"final_summary": "  "}) == {
+        "source": "stage reflectors",
+        "text": "- raw has 344 rows (a/s1)",
+    }
+    kernel = {"final_summary": "## Found\n42", "analysis_summary": "other"}
+    assert findings(st, kernel) == {"source": "final_summary", "text": "## Found\n42"}

@@ -1,0 +1,169 @@
+"""The figures' text, the second part of the in-kernel helper (``helper_source`` sends
+``in_kernel.py`` and then this file, ``exec``-ed into one module): a figure's text/plain
+output names its titles and axis labels and says, per axes, what is drawn (the kind of plot,
+how many bars, points or lines, their ranges, the largest bars), for a model that cannot see
+the image. Standard library only at module level, like ``in_kernel.py``; matplotlib is only
+touched through the figure it is given.
+"""
+
+import json as _json
+import sys as _sys
+
+
+def describe_figure(fig):
+    # matplotlib's own repr, plus the titles and axis labels a reader (or a model that cannot
+    # see images) needs to know what a figure shows; then a line per axes of what is drawn
+    text = repr(fig)
+    try:
+        parts = []
+        suptitle = getattr(fig, "_suptitle", None)
+        if suptitle is not None and suptitle.get_text():
+            parts.append(f"title {suptitle.get_text()!r}")
+        for ax in fig.axes[:6]:
+            bits = [repr(ax.get_title())] if ax.get_title() else []
+            if ax.get_xlabel() or ax.get_ylabel():
+                bits.append(f"x: {ax.get_xlabel() or '-'}, y: {ax.get_ylabel() or '-'}")
+            if bits:
+                parts.append("axes " + " ".join(bits))
+        if len(fig.axes) > 6:
+            parts.append(f"{len(fig.axes) - 6} more axes")
+        if parts and text.endswith(">"):
+            text = text[:-1] + ": " + "; ".join(parts) + ">"
+    except Exception:
+        pass
+    text = text[:400]
+    drawn = []
+    for i, ax in enumerate(fig.axes[:6], 1):
+        try:
+            what = _drawn(ax)
+        except Exception:
+            continue
+        if what:
+            drawn.append(f"  axes {i}: " + "; ".join(what))
+    return "\n".join([text, *drawn])[:1600]
+
+
+def _num(x):
+    return f"{float(x):.4g}"
+
+
+def _span(values):
+    values = [float(v) for v in values if v == v]  # NaN is not a value
+    return f"{_num(min(values))} to {_num(max(values))}" if values else "-"
+
+
+def _tick_labels(ax, axis):
+    ticks = ax.get_xticks() if axis == "x" else ax.get_yticks()
+    labels = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
+    return {
+        round(float(t), 6): lb.get_text()
+        for t, lb in zip(ticks, labels, strict=False)
+        if lb.get_text()
+    }
+
+
+def _bars(ax, container):
+    # a bar chart or a histogram: how many bars, their range, and the largest ones
+    rects = [r for r in container.patches if r.get_visible()]
+    if not rects:
+        return ""
+    horizontal = getattr(container, "orientation", "vertical") == "horizontal"
+    if horizontal:
+        spans = [(r.get_y(), r.get_y() + r.get_height(), r.get_width()) for r in rects]
+    else:
+        spans = [(r.get_x(), r.get_x() + r.get_width(), r.get_height()) for r in rects]
+    ordered = sorted(spans)
+    contiguous = len(ordered) > 1 and all(
+        abs(a[1] - b[0]) <= 1e-9 * max(1.0, abs(b[0]))
+        for a, b in zip(ordered, ordered[1:], strict=False)
+    )
+    names = _tick_labels(ax, "y" if horizontal else "x")
+    where, size = ("y", "x") if horizontal else ("x", "y")
+
+    def label(lo, hi):
+        if contiguous:
+            return f"[{_num(lo)}, {_num(hi)})"
+        centre = round((lo + hi) / 2, 6)
+        return repr(names[centre]) if centre in names else _num((lo + hi) / 2)
+
+    kind = "histogram" if contiguous else "bar chart"
+    top = sorted(spans, key=lambda s: -abs(s[2]))[:3]
+    tallest = ", ".join(f"{label(lo, hi)} {_num(v)}" for lo, hi, v in top)
+    named = not contiguous and all(round((lo + hi) / 2, 6) in names for lo, hi, _ in spans)
+    extent = "named" if named else f"{_num(ordered[0][0])} to {_num(ordered[-1][1])}"
+    return (
+        f"{kind} of {len(rects)} bars, {where} {extent}, {size} {_span(s[2] for s in spans)}; "
+        f"largest: {tallest}"
+    )
+
+
+def _drawn(ax):
+    what = []
+    in_containers = set()
+    for container in getattr(ax, "containers", []):
+        patches = getattr(container, "patches", None)
+        if patches is not None:
+            in_containers.update(id(p) for p in patches)
+            bars = _bars(ax, container)
+            if bars:
+                what.append(bars)
+    lines = [ln for ln in ax.get_lines() if ln.get_visible() and len(ln.get_xdata()) > 1]
+    for ln in lines[:3]:
+        xs, ys = list(ln.get_xdata()), list(ln.get_ydata())
+        name = ln.get_label()
+        named = f" {name!r}" if name and not name.startswith("_") else ""
+        try:
+            xr = _span(xs)
+        except (TypeError, ValueError):  # dates or categories on x: the first and the last
+            xr = f"{str(xs[0])[:19]} to {str(xs[-1])[:19]}".replace("T00:00:00", "")
+        ends = f"first {_num(ys[0])}, last {_num(ys[-1])}"
+        what.append(f"line{named} of {len(ys)} points, x {xr}, y {_span(ys)}; {ends}")
+    if len(lines) > 3:
+        what.append(f"{len(lines) - 3} more lines")
+    for coll in ax.collections[:3]:
+        offsets = coll.get_offsets()
+        if len(offsets) and type(coll).__name__ == "PathCollection":
+            xs, ys = [o[0] for o in offsets], [o[1] for o in offsets]
+            what.append(f"scatter of {len(offsets)} points, x {_span(xs)}, y {_span(ys)}")
+    for image in ax.get_images()[:2]:
+        shape = getattr(image.get_array(), "shape", ())
+        what.append("image " + "x".join(str(n) for n in shape[:2]))
+    loose = [p for p in ax.patches if id(p) not in in_containers and p.get_visible()]
+    if loose and not what:
+        what.append(f"{len(loose)} shapes (patches)")
+    if what:
+        what.append(f"view x {_span(ax.get_xlim())}, y {_span(ax.get_ylim())}")
+    return what
+
+
+def figures_ns(request):
+    # Figures' text/plain output names their titles and axis labels (installed at kernel
+    # start). IPython's select_figure_formats, which the inline backend calls when pyplot
+    # first draws, pops every formatter's Figure entry, so it is wrapped to register again.
+    import IPython.core.pylabtools as pylabtools
+    from IPython import get_ipython
+
+    shell = get_ipython()
+
+    def plain(fig, printer, cycle):
+        printer.text(describe_figure(fig))
+
+    def register():
+        formatter = shell.display_formatter.formatters["text/plain"]
+        formatter.for_type_by_name("matplotlib.figure", "Figure", plain)
+
+    original = pylabtools.select_figure_formats
+    if not getattr(original, "_bcc", False):
+
+        def select_figure_formats(*args, **kwargs):
+            result = original(*args, **kwargs)
+            register()
+            return result
+
+        select_figure_formats._bcc = True
+        pylabtools.select_figure_formats = select_figure_formats
+        inline = _sys.modules.get("matplotlib_inline.backend_inline")
+        if inline is not None:
+            inline.select_figure_formats = select_figure_formats
+    register()
+    return _json.dumps({"ok": True})
