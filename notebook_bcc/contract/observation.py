@@ -173,6 +173,14 @@ def _protected(s: WorkflowState) -> tuple[tuple[str, str], ...]:
     return tuple((n, why) for n, why in s.remaining_required().items() if n in alive)
 
 
+def _location(s: WorkflowState, event: Event) -> str:
+    """Where the decision is taken: the arranger of a retry works in the step, not in the
+    behavior it replaces (which ``s.path`` still names)."""
+    if event == Event.START_BEHAVIOR and s.behavior_id:
+        return s.path.rpartition("/")[0]
+    return s.path
+
+
 #: what each event is shown of the current position and the step's history
 _SEES_BEHAVIOR = (Event.COMPLETE_ACTION, Event.COMPLETE_STEP)
 _SEES_CELLS = (Event.COMPLETE_STEP,)
@@ -244,7 +252,7 @@ def observe(
         event=event,
         problem=problem,
         files=files,
-        location=s.path,
+        location=_location(s, event),
         iteration=s.iteration if event in _SEES_BEHAVIOR else 0,
         stages=stages,
         stage_index=s.stage_index,

@@ -135,6 +135,12 @@ def _current(obs: Observation) -> str:
     parts = []
     if obs.stage:
         parts += _planned(obs, "Stage", obs.stage)
+        n = len(obs.stages)
+        last = obs.stage_index == n - 1
+        parts.append(
+            f"Stage {obs.stage_index + 1} of {n}"
+            + (": the last stage of the plan; the run ends when it completes" if last else "")
+        )
     if obs.step:
         t = obs.step
         parts += _planned(obs, "Step", t)
@@ -174,14 +180,29 @@ def _protected(obs: Observation) -> str:
 
 def _code_names(obs: Observation) -> str:
     """Modules and callables in the kernel (not variables, so not in the ledger), by name."""
+    imported = [n if n == m else f"{n} = {m}" for n, m in obs.modules]
+    imported += [f"{n} (from {_public(m)})" for n, m in obs.callables if _is_module_path(m)]
+    defined = [f"{n} ({m})" if m else n for n, m in obs.callables if not _is_module_path(m)]
     lines = []
-    if obs.modules:
-        shown = (n if n == m else f"{n} = {m}" for n, m in obs.modules)
-        lines.append("Modules imported: " + ", ".join(shown))
-    if obs.callables:
-        shown = (f"{n} ({m})" if m else n for n, m in obs.callables)
-        lines.append("Functions and classes defined or imported: " + ", ".join(shown))
+    if imported:
+        lines.append(
+            "Imported in the kernel (usable under these names; no need to import them again): "
+            + ", ".join(imported)
+        )
+    if defined:
+        lines.append("Functions and classes the notebook defines: " + ", ".join(defined))
     return "\n".join(lines)
+
+
+def _is_module_path(where: str) -> bool:
+    return bool(where) and not where.startswith("signature")
+
+
+def _public(module: str) -> str:
+    """``sklearn.linear_model._base`` -> ``sklearn.linear_model``: where a user imports from."""
+    parts = module.split(".")
+    keep = next((i for i, p in enumerate(parts) if p.startswith("_") and i), len(parts))
+    return ".".join(parts[:keep])
 
 
 def _deleted(obs: Observation) -> History:
@@ -238,8 +259,16 @@ def _attempt_text(a: Attempt, with_cells: bool) -> str:
     return "\n".join(lines)
 
 
-def _attempts(obs: Observation, *, with_cells: bool, current_too: bool) -> History:
+def _attempts(
+    obs: Observation, *, with_cells: bool, current_too: bool, feedback_apart: bool = False
+) -> History:
+    """The step's attempts. ``feedback_apart``: the prompt shows the reviewer's feedback in
+    a section of its own, so the last attempt's verdict does not repeat it."""
     attempts = obs.attempts if current_too else tuple(a for a in obs.attempts if a.verdict)
+    if feedback_apart and obs.feedback and attempts and obs.feedback in attempts[-1].reasoning:
+        rest = attempts[-1].reasoning.replace(obs.feedback, "").strip()
+        note = "(the feedback on it follows, under its own heading)"
+        attempts = (*attempts[:-1], replace(attempts[-1], reasoning=f"{rest} {note}".strip()))
     items = tuple((a.behavior, _attempt_text(a, with_cells)) for a in attempts)
     rank = 3 if with_cells else 2
     return History(items, "earlier attempts", "(none: this is the first)", rank, joiner="\n\n")
@@ -257,8 +286,11 @@ def _cited(name: str, text: str) -> bool:
 
 def _lessons(obs: Observation) -> History:
     items = []
+    held = " ".join(v.repr for v in obs.ledger)  # a deleted name may live on as a dict's key
+    deleted = (v.split(" ", 1)[0] for v in obs.ledger_view.deleted)
+    deleted = [n for n in deleted if f"'{n}'" not in held and f'"{n}"' not in held]
     for stage, text in obs.lessons:
-        gone = [n for n in (v.split(" ", 1)[0] for v in obs.ledger_view.deleted) if _cited(n, text)]
+        gone = [n for n in deleted if _cited(n, text)]
         note = f" (since deleted from the kernel: {', '.join(gone)})" if gone else ""
         label = f"lesson of {stage}" if stage else "lesson"
         items.append((label, "- " + _indent((f"[{stage}] " if stage else "") + text) + note))
@@ -318,6 +350,9 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "figures": _figures(obs),
         "feedback": obs.feedback or "(none)",
         "attempts": _attempts(obs, with_cells=False, current_too=False),
+        "attempts_before_feedback": _attempts(
+            obs, with_cells=False, current_too=False, feedback_apart=True
+        ),
         "step_record": _attempts(obs, with_cells=True, current_too=True),
         "lessons": _lessons(obs),
         "findings": _findings(obs),

@@ -41,15 +41,16 @@ def _size(n: int) -> str:
 
 
 def _lines(path: Path, compression: str | None, cap: int = 200_000_000) -> tuple[int, bool]:
-    """Newlines in the first ``cap`` (decompressed) bytes, and whether there are more."""
-    count, read = 0, 0
+    """Lines in the first ``cap`` (decompressed) bytes (a last line without a line break
+    counts), and whether there are more."""
+    count, read, last = 0, 0, b"\n"
     with open_decompressed(str(path), compression) as handle:
         while read < cap:
             block = handle.read(1 << 20)
             if not block:
-                return count, False
+                return count + (last not in b"\r\n"), False
             count += block.count(b"\n") or (block.count(b"\r") if count == 0 else 0)
-            read += len(block)
+            read, last = read + len(block), block[-1:]
     return count, True
 
 
@@ -72,7 +73,39 @@ def _table(
         head = _read_table_head(path, name, info, frame, bounded, sheet)
         shown = min(SHOW_ROWS, len(frame))
         rows = [f"the header and first {shown} rows as read:", *_frame_rows(frame)]
-    return "\n".join([*head, *_column_lines(frame, bounded), *rows])
+    order = _row_order(frame)
+    return "\n".join([*head, *order, *_column_lines(frame, bounded), *rows])
+
+
+def _row_order(frame: pd.DataFrame) -> list[str]:
+    """How the rows run in time, by the first column of dates (a daily change computed in
+    file order has the opposite sign when the newest rows come first)."""
+    import warnings
+
+    for col in list(frame.columns)[:MAX_COLUMNS]:
+        column = frame[col]
+        if pd.api.types.is_datetime64_any_dtype(column):
+            dates = column.dropna()
+        elif pd.api.types.is_string_dtype(column) and column.nunique() > 2:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                parsed = pd.to_datetime(column.head(500), errors="coerce", format="mixed")
+            if parsed.notna().mean() < 0.95:
+                continue
+            dates = parsed.dropna()
+        else:
+            continue
+        if dates.nunique() < 2:
+            continue
+        if dates.is_monotonic_decreasing:
+            how = "newest first: sort by it before computing changes over time"
+        elif dates.is_monotonic_increasing:
+            how = "oldest first"
+        else:
+            how = "not in date order: sort by it before computing changes over time"
+        first, last = dates.iloc[0], dates.iloc[-1]
+        return [f"row order: by {col} {how} ({first:%Y-%m-%d} first, {last:%Y-%m-%d} last)"]
+    return []
 
 
 def _shape(frame: pd.DataFrame, bounded: bool, total_rows: object = None) -> str:
@@ -93,7 +126,7 @@ def _text_table_head(
     packed = f"{compression}-compressed, " if compression else ""
     return [
         f"### {name} ({_size(path.stat().st_size)}, {packed}"
-        f"{'over ' if more else ''}{lines_in_file:,} lines)",
+        f"{'over ' if more else ''}{lines_in_file:,} lines, the first a header)",
         f"read as a table: encoding {info.get('encoding')}, separator {info.get('separator')!r}; "
         + _shape(frame, bounded),
     ]

@@ -209,23 +209,25 @@ class WorkflowState:
         }
 
     def remaining_required(self) -> dict[str, str]:
-        """Variables that later steps or stages still list as required (guard G5)."""
-        need: dict[str, str] = {}
+        """Variables that later steps or stages still list as required (guard G5), each with
+        every reason, in plan order."""
+        need: dict[str, list[str]] = {}
         for si, stage in enumerate(self.stages):
             if si > self.stage_index:
                 for name in stage.required_variables:
-                    need.setdefault(name, f"required by stage {stage.id}")
+                    need.setdefault(name, []).append(f"stage {stage.id}")
             for ti, step in enumerate(stage.steps):
                 later = si > self.stage_index or (si == self.stage_index and ti > self.step_index)
                 if later and step.status == "pending":
                     for name in step.required_variables:
-                        need.setdefault(name, f"required by step {stage.id}/{step.id}")
+                        need.setdefault(name, []).append(f"step {stage.id}/{step.id}")
+        why = {name: "required by " + ", ".join(users) for name, users in need.items()}
         if self.stage:
             for name in self.stage.verified_artifacts:
-                need.setdefault(name, f"verified artifact of stage {self.stage.id}")
+                why.setdefault(name, f"verified artifact of stage {self.stage.id}")
         for name in RESULT_NAMES:
-            need.setdefault(name, "a result the runner reads at the end of the run")
-        return need
+            why.setdefault(name, "a result the runner reads at the end of the run")
+        return why
 
     # -- JSON -----------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:

@@ -106,7 +106,10 @@ def test_a_compressed_text_table_shows_its_decompressed_lines(tmp_path: Path) ->
     with gzip.open(data, "wt") as handle:
         handle.write("name;hand\nann;Left\nbob;\ncid;Right\ndan;Left\n")
     text = preview_file(data, "assets/t.csv.gz")
-    assert ", gzip-compressed, 5 lines)\n" in text and "separator ';'; 4 rows x 2 columns" in text
+    assert (
+        ", gzip-compressed, 5 lines, the first a header)\n" in text
+        and "separator ';'; 4 rows x 2 columns" in text
+    )
     assert text.endswith("lines 2-4 of the file as they are:\nann;Left\nbob;\ncid;Right")
 
 
@@ -129,3 +132,22 @@ def test_several_tables_have_their_shared_columns_checked_as_join_keys(tmp_path:
         "customers.csv: unique, 1 of 2 rows match orders.csv"
     )
     assert len(preview_files(tmp_path, ("orders.csv", "notes.txt"))) == 2  # nothing shared
+
+
+def test_lines_count_a_last_line_without_a_break_and_the_row_order_is_said(
+    tmp_path: Path,
+) -> None:
+    """A file whose newest dates come first says so (a daily change in file order would have
+    the opposite sign); 2,176 rows and a header are 2,177 lines, with or without a last break."""
+    import pandas as pd
+
+    days = pd.date_range("2015-01-01", periods=2_176)[::-1]
+    body = "Date,Close\n" + "\n".join(f"{d:%Y-%m-%d},{i}" for i, d in enumerate(days))
+    for ending in ("", "\n"):
+        path = tmp_path / "prices.csv"
+        path.write_text(body + ending)
+        text = preview_file(path, "assets/prices.csv")
+        assert "2,177 lines, the first a header)" in text and "2,176 rows x 2 columns" in text
+        assert "row order: by Date newest first: sort by it before computing changes" in text
+    path.write_text("Date,Close\n" + "\n".join(f"{d:%Y-%m-%d},1" for d in days[::-1]))
+    assert "row order: by Date oldest first" in preview_file(path, "assets/prices.csv")

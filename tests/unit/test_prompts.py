@@ -161,3 +161,64 @@ def test_the_second_trial_s_open_points_are_answered_in_the_prompts() -> None:
     user = render(_obs("COMPLETE_ACTION", stages=(stage,), focus="y may be skewed")).user
     assert "Plan focus (the stage planner's intent, before any cell ran): y may be skewed" in user
     assert "the step planner's intent when it planned the stage" in user
+
+
+def test_a_retry_shows_the_reviewers_feedback_once() -> None:
+    feedback = "FEEDBACK-7: the column is called Price, not price."
+    attempt = Attempt("fit_b1", 1, "t", (), (), "retry", f"Goal missed. {feedback}")
+    for event in ("START_BEHAVIOR", "COMPLETE_ACTION"):
+        prompt = render(_obs(event, attempts=(attempt,), feedback=feedback))
+        assert prompt.user.count("FEEDBACK-7") == 1, event
+        assert "Goal missed. (the feedback on it follows" in prompt.user
+    reflector = render(_obs("COMPLETE_STEP", attempts=(attempt,), feedback=feedback))
+    assert f"Goal missed. {feedback}" in reflector.user  # no feedback section there
+
+
+def test_a_retry_is_located_in_its_step_not_in_the_behavior_it_replaces() -> None:
+    from notebook_bcc.contract.observation import observe
+    from notebook_bcc.rundir.state import StageRecord, StepRecord, WorkflowState
+
+    s = WorkflowState(run_id="r", problem_title="p", fsm_state="STEP_RUNNING")
+    s.stages = [StageRecord("a", "A", "g", [], [], "running", [StepRecord("s1", "S", "g", [], [])])]
+    s.behavior_id = "s1_b1"
+    kw = dict(problem="p", files=(), behavior=None, max_behaviors=4, seed=1)
+    assert observe(s, Event.START_BEHAVIOR, **kw).location == "a/s1"  # type: ignore[arg-type]
+    assert observe(s, Event.COMPLETE_STEP, **kw).location == "a/s1/s1_b1"  # type: ignore[arg-type]
+
+
+def test_a_name_kept_as_a_dicts_key_is_not_called_deleted() -> None:
+    from notebook_bcc.rundir.ledger import VariableRecord
+
+    view = LedgerView((), ("median_price_airco (deprecated by s; no replacement)",))
+    medians = VariableRecord(
+        "medians", "alive", "dict", 100, "s", "s", None, 2, (), "{'median_price_airco': 3.1}"
+    )
+    text = "`median_price_airco` is the median price with air conditioning."
+    obs = _obs("START_STEP", lessons=(("s", text),), ledger_view=view, ledger=(medians,))
+    assert "since deleted" not in render(obs).user
+
+
+def test_the_stage_reflector_knows_its_stage_is_the_last() -> None:
+    first = StageView("load", "Load", "Load it.", "complete")
+    prompt = render(_obs("COMPLETE_STAGE", stages=(first, STAGE), stage_index=1))
+    assert "Stage 2 of 2: the last stage of the plan; the run ends when it completes" in (
+        prompt.user
+    )
+    assert "the last stage" not in render(_obs("COMPLETE_STAGE", stages=(STAGE, first))).user
+
+
+def test_names_imported_from_modules_are_listed_as_imported() -> None:
+    obs = _obs(
+        "COMPLETE_ACTION",
+        modules=(("np", "numpy"), ("stats", "scipy.stats")),
+        callables=(
+            ("LinearRegression", "sklearn.linear_model._base"),
+            ("helper", "signature (x)"),
+        ),
+    )
+    user = render(obs).user
+    assert (
+        "Imported in the kernel (usable under these names; no need to import them again): "
+        "np = numpy, stats = scipy.stats, LinearRegression (from sklearn.linear_model)" in user
+    )
+    assert "Functions and classes the notebook defines: helper (signature (x))" in user

@@ -111,3 +111,11 @@ def test_findings_come_from_the_kernel_or_else_from_the_stage_reflectors():
     }
     kernel = {"final_summary": "## Found\n42", "analysis_summary": "other"}
     assert findings(st, kernel) == {"source": "final_summary", "text": "## Found\n42"}
+
+
+def test_a_protected_variable_names_every_later_step_and_stage_that_needs_it():
+    st = _state()
+    st.stages[0].steps.append(StepRecord("s3", "S3", "g", [], ["raw"], "pending"))
+    st.stages[1].required_variables = ["raw", "clean"]
+    st.stage_index, st.step_index = 0, 0
+    assert st.remaining_required()["raw"] == "required by step a/s2, step a/s3, stage b"
