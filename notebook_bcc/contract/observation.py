@@ -43,6 +43,7 @@ class StepView:
     comment: str = ""  # the behavior reflector's comment when it completed
     findings: tuple[tuple[str, str], ...] = ()  # (priority, text) from the stage reflector
     pcs: tuple[tuple[str, str], ...] = ()  # (aspect, text): predictability, computability, ...
+    superseded: tuple[tuple[str, str], ...] = ()  # (text of a finding, "": all; why)
 
 
 @dataclass(frozen=True)
@@ -226,6 +227,7 @@ def observe(
                     t.comment,
                     tuple((p, x) for p, x in t.findings),
                     tuple((a, x) for a, x in t.pcs),
+                    tuple((x, why) for x, why in t.superseded),
                 )
                 for t in st.steps
             ),

@@ -31,6 +31,8 @@ from notebook_bcc.contract.types import (  # noqa: F401 - re-exported
     BehaviorPayload,
     ParsedPayload,
     Payload,
+    PlanChange,
+    PlanRevision,
     ReflectionPayload,
     StageReflectionPayload,
     StagesPayload,
@@ -158,7 +160,38 @@ def _read_reflection(c: Checker, root: etree._Element) -> ReflectionPayload:
         variables_produced=c.variables(root.find("context_for_next/variables_produced")),
         recommendations=c.optional_text(root, "context_for_next/recommendations_for_next"),
         comment=c.optional_text(root, "comment"),
+        revision=_read_revision(c, root.find("plan_revision")),
     )
+
+
+def _read_revision(c: Checker, el: etree._Element | None) -> PlanRevision | None:
+    """``<plan_revision>``, read in document order; the plan itself checks it later."""
+    if el is None:
+        return None
+    changes = []
+    for child in el.iterchildren("revise_step", "add_step", "drop_step", "revise_stage"):
+        arts = child.find("verified_artifacts")
+        changes.append(
+            PlanChange(
+                kind=str(child.tag),
+                id=c.snake_id(child),
+                title=(child.get("title") or "").strip() or None,
+                goal=c.optional_text(child, "goal"),
+                verified_artifacts=None if arts is None else c.variables(arts),
+                required_variables=c.variables(child.find("required_variables")),
+                why=text_of(child) if child.tag == "drop_step" else "",
+                after=(child.get("after") or "").strip() if child.tag == "add_step" else "",
+            )
+        )
+    superseded = tuple(
+        ((s.get("step") or "").strip(), text_of(s)) for s in el.iterchildren("supersede")
+    )
+    reason = text_of(c.child(el, "reason"))
+    if not reason:
+        raise c.error(
+            el, "<plan_revision> needs a <reason>: what the run found that the plan missed"
+        )
+    return PlanRevision(reason, tuple(changes), superseded)
 
 
 def _read_stage_reflection(c: Checker, root: etree._Element) -> StageReflectionPayload:
@@ -185,6 +218,7 @@ def _read_stage_reflection(c: Checker, root: etree._Element) -> StageReflectionP
         retain=c.variables(root.find("variable_management/retain")),
         deprecate=c.variables(root.find("variable_management/deprecate")),
         stage_experience=c.optional_text(root, "stage_experience"),
+        revision=_read_revision(c, root.find("plan_revision")),
     )
 
 

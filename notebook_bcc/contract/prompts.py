@@ -15,6 +15,7 @@ dropped keeps its name and status.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from string import Template
@@ -23,7 +24,14 @@ from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.payloads import resource_dir
 from notebook_bcc.contract.sections import History, fields
 
-__all__ = ["PROMPT_BUDGET_CHARS", "RenderedPrompt", "History", "render", "template_path"]
+__all__ = [
+    "PROMPT_BUDGET_CHARS",
+    "History",
+    "RenderedPrompt",
+    "render",
+    "template_examples",
+    "template_path",
+]
 
 SEPARATOR = "<!-- user -->"
 #: one generous budget for a whole prompt (system + user), in characters (~15k tokens)
@@ -89,6 +97,17 @@ def _placeholders(template: Template) -> set[str]:
     return {
         m.group("named") or m.group("braced") for m in template.pattern.finditer(template.template)
     } - {None}
+
+
+def template_examples() -> list[tuple[str, str]]:
+    """Every ```xml example of the templates, as (root element, text), template by template."""
+    found = []
+    for path in sorted(resource_dir().glob("*.md")):
+        for block in re.findall(r"```xml\n(.*?)```", path.read_text(encoding="utf-8"), re.S):
+            root = re.search(r"<([a-z_]+)[\s>]", block)
+            if root:
+                found.append((root.group(1), block))
+    return found
 
 
 def with_repair(prompt: RenderedPrompt, error: Exception, root: str) -> RenderedPrompt:

@@ -306,11 +306,28 @@ def _findings(obs: Observation) -> History:
             if not (step.comment or step.findings) and step.status == "pending":
                 continue
             lines = [f"- {stage.id}/{step.id} [{step.status}]"]
-            lines += [f"  - ({p}) {_indent(x, '    ')}" for p, x in step.findings]
-            if step.comment:
+            current, gone = _current_findings(step)
+            lines += [f"  - ({p}) {_indent(x, '    ')}" for p, x in current]
+            if step.comment and not any(not text for text, _ in step.superseded):
                 lines.append("  - result: " + _indent(step.comment, "    "))
+            lines += [f"  - {n} superseded since: {why}" for n, why in gone]
             items.append((f"{stage.id}/{step.id}", "\n".join(lines)))
     return History(tuple(items), "earlier steps' findings", "(no step has finished yet)", rank=2)
+
+
+def _current_findings(
+    step: StepView,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A step's findings still current, and how many each supersession retired, with why
+    (a superseded finding is not shown as current: its text is left out)."""
+    current, gone = list(step.findings), []
+    for text, why in step.superseded:
+        keep = [f for f in current if text and text.lower() not in f[1].lower()]
+        n = len(current) - len(keep) + (0 if text else int(bool(step.comment)))
+        if n:
+            gone.append((f"{n} finding{'s' if n > 1 else ''}", why))
+        current = keep
+    return current, gone
 
 
 def _ledger(obs: Observation) -> History:

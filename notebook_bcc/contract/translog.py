@@ -57,6 +57,7 @@ class TransitionLog:
         self._execution: etree._Element | None = None
         self._checks: etree._Element | None = None
         self._guards: list[etree._Element] = []
+        self._revisions: list[etree._Element] = []
         self._usage = (0, 0, 0.0)
         self.notes: list[str] = []
 
@@ -107,6 +108,21 @@ class TransitionLog:
         p, c, u = self._usage
         self._usage = (p + prompt_tokens, c + completion_tokens, u + cost_usd)
 
+    def add_revision(self, reason: str, changes: list[str]) -> None:
+        """A plan revision as applied: its reason, then one ``<change>`` per change."""
+        revision = etree.Element("plan_revised")
+        etree.SubElement(revision, "reason").text = cdata(reason)
+        for change in changes:
+            etree.SubElement(revision, "change").text = xml_safe(change)
+        self._revisions.append(revision)
+
+    @property
+    def revisions(self) -> list[tuple[str, list[str]]]:
+        return [
+            (r.findtext("reason") or "", [c.text or "" for c in r.iter("change")])
+            for r in self._revisions
+        ]
+
     @property
     def guards(self) -> list[tuple[str, str, str]]:
         return [(g.get("name"), g.get("effect"), g.text or "") for g in self._guards]
@@ -143,6 +159,8 @@ class TransitionLog:
         for el in (self._payload, self._execution, self._checks):
             if el is not None:
                 root.append(el)
+        for revision in self._revisions:
+            root.append(revision)
         if self._guards:
             guards = etree.SubElement(root, "guards")
             for g in self._guards:

@@ -92,6 +92,30 @@ class ArtifactClaim:
 
 
 @dataclass(frozen=True)
+class PlanChange:
+    """One change of a ``<plan_revision>``: ``kind`` is revise_step, add_step, drop_step or
+    revise_stage; None leaves a field as it was."""
+
+    kind: str
+    id: str
+    title: str | None = None
+    goal: str | None = None
+    verified_artifacts: tuple[VariableSpec, ...] | None = None
+    required_variables: tuple[VariableSpec, ...] = ()
+    why: str = ""  # a dropped step's reason
+    after: str = ""  # an added step's place: after this step ("": at the end of the stage)
+
+
+@dataclass(frozen=True)
+class PlanRevision:
+    """A reflector's change to what is still to come, and earlier findings it supersedes."""
+
+    reason: str
+    changes: tuple[PlanChange, ...] = ()
+    superseded: tuple[tuple[str, str], ...] = ()  # (stage/step, text of the finding; "": all)
+
+
+@dataclass(frozen=True)
 class ReflectionPayload:
     step_complete: bool
     next_state: str
@@ -103,6 +127,7 @@ class ReflectionPayload:
     variables_produced: tuple[VariableSpec, ...] = ()
     recommendations: str | None = None
     comment: str | None = None
+    revision: PlanRevision | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +143,7 @@ class StageReflectionPayload:
     retain: tuple[VariableSpec, ...] = ()
     deprecate: tuple[VariableSpec, ...] = ()
     stage_experience: str | None = None
+    revision: PlanRevision | None = None
 
 
 Payload = (

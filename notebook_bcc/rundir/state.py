@@ -31,6 +31,8 @@ class StepRecord:
     comment: str = ""  # the behavior reflector's comment when the step completed
     pcs: list[list[str]] = field(default_factory=list)  # [aspect, text] the step planner wrote
     findings: list[list[str]] = field(default_factory=list)  # [priority, text] (stage reflector)
+    #: findings a later reflector marked superseded: [text, why] ("" text: all of the step's)
+    superseded: list[list[str]] = field(default_factory=list)
     blocked_by: str = ""  # why it was skipped before it started (G8: a required variable unmade)
 
 

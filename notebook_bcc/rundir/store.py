@@ -279,14 +279,15 @@ def _seq_of(path: Path) -> int:
 
 
 def _committed_line(line: str, seq: int) -> bool:
-    """An events.jsonl line that stays: whole, and not a transition or guard past ``seq``."""
+    """An events.jsonl line that stays: whole, and not a record of a transition past ``seq``
+    (a transition, its guards and its plan revision carry the transition's ``seq``)."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError:
         return False
     if not isinstance(record, dict):
         return False
-    return record.get("type") not in ("transition", "guard") or int(record.get("seq", 0)) <= seq
+    return not isinstance(record.get("seq"), int) or record["seq"] <= seq
 
 
 def _rename_durable(source: Path, target: Path) -> None:

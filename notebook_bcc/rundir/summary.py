@@ -97,9 +97,13 @@ def findings(state: WorkflowState, artifacts: dict[str, Any]) -> dict[str, str] 
         for st in state.stages
         for t in st.steps
         for _, text in t.findings
-        if text.strip()
+        if text.strip() and not _superseded(text, t.superseded)
     ]
     return {"source": "stage reflectors", "text": "\n".join(found)} if found else None
+
+
+def _superseded(text: str, superseded: list[list[str]]) -> bool:
+    return any(not part or part.lower() in text.lower() for part, _ in superseded)
 
 
 def _asked(text: str, limit: int = 1000) -> str:

@@ -15,6 +15,7 @@ from notebook_bcc.contract.payloads import (
     ActionsPayload,
     BehaviorPayload,
     ParsedPayload,
+    PlanRevision,
     ReflectionPayload,
     StageReflectionPayload,
     StagesPayload,
@@ -27,7 +28,7 @@ from notebook_bcc.fsm import Event, State
 from notebook_bcc.kernel.figures import Figure
 from notebook_bcc.rundir.notebook import CellTag
 from notebook_bcc.rundir.state import StageRecord, StepRecord
-from notebook_bcc.workflow import guards
+from notebook_bcc.workflow import guards, revisions
 from notebook_bcc.workflow.actions import perform
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.guards import Guard
@@ -63,8 +64,11 @@ class Handlers:
         return handler(parsed, log)
 
     def check_payload(self, parsed: ParsedPayload) -> None:
-        """Checks beyond the schema: a behavior belongs to the current step (PayloadError)."""
+        """Checks beyond the schema (PayloadError): a behavior belongs to the current step; a
+        plan revision changes only what is still to come."""
         value = parsed.value
+        if isinstance(value, ReflectionPayload | StageReflectionPayload) and value.revision:
+            revisions.check(value.revision, self.ctx.state, parsed.kind)
         if isinstance(value, BehaviorPayload):
             step = self.ctx.state.step
             if step is not None and value.step_id != step.id:
@@ -214,6 +218,7 @@ class Handlers:
     def on_reflection(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
         assert isinstance(p, ReflectionPayload)
+        self._revise(p.revision, log)
         ctx = self.ctx
         s, step, doc = ctx.state, ctx.state.step, ctx.doc
         missing = [a for a, ok in s.last_checks.get("artifacts", []) if not ok]
@@ -258,6 +263,7 @@ class Handlers:
     def on_stage_reflection(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
         assert isinstance(p, StageReflectionPayload)
+        self._revise(p.revision, log)
         s, stage = self.ctx.state, self.ctx.state.stage
         self._manage_variables(p, log)
         reviewed = next((t for t in stage.steps if t.id == p.step_id), s.step)
@@ -283,6 +289,19 @@ class Handlers:
             stage.experience = p.stage_experience.strip()
             s.lessons.append(stage.experience)
         return State.STAGE_COMPLETED, False
+
+    def _revise(self, revision: PlanRevision | None, log: TransitionLog) -> None:
+        """Apply a checked plan revision: the state, the log, and one line in the notebook."""
+        if revision is None:
+            return
+        changes = revisions.apply(revision, self.ctx.state)
+        log.add_revision(revision.reason, changes)
+        self.ctx.doc.add_markdown(
+            f"*Plan revised: {'; '.join(changes)}. Why: {revision.reason}*",
+            self.tag(),
+            role="revision",
+        )
+        self.ctx.doc.save()
 
     def _manage_variables(self, p: StageReflectionPayload, log: TransitionLog) -> None:
         """Retain, and deprecate under G5; free ``safe`` deprecations when so configured."""

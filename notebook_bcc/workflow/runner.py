@@ -270,11 +270,15 @@ class Runner:
             {"type": "guard", "seq": s.seq, "guard": name, "effect": effect, "reason": reason}
             for name, effect, reason in log.guards
         ]
+        revised = [
+            {"type": "plan_revised", "seq": s.seq, "reason": reason, "changes": changes}
+            for reason, changes in log.revisions
+        ]
         self.store.commit(
             s.seq,
             event.value,
             log.to_bytes(target.value, forced, duration),
-            [record, *guards],
+            [record, *guards, *revised],
             s.to_json(),
         )
         if event not in (Event.ABORT, Event.FAIL):  # an aborted transition's reply is kept

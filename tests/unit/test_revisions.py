@@ -1,0 +1,133 @@
+"""Plan revisions (issue 26): read from a reflection, checked against the plan (nothing done
+may change), applied to the state, shown in later prompts."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from notebook_bcc.contract.payloads import parse_payload
+from notebook_bcc.contract.prompts import render, template_examples
+from notebook_bcc.contract.types import PlanRevision, ReflectionPayload, StageReflectionPayload
+from notebook_bcc.errors import PayloadError
+from notebook_bcc.fsm import Event
+from notebook_bcc.rundir.state import StageRecord, StepRecord, WorkflowState
+from notebook_bcc.workflow import revisions
+
+RETRY = """<reflection current_step_is_complete="false">
+  <evaluation><goal_achievement><status>not_achieved</status><reasoning>r</reasoning>
+  </goal_achievement></evaluation>
+  <decision><next_state>STEP_RUNNING</next_state><reasoning>again</reasoning></decision>
+  <plan_revision>
+    <reason>statsmodels is not installed</reason>
+    <revise_step id="fit"><goal>Fit with LinearRegression.</goal></revise_step>
+    <add_step id="residuals" title="Residuals" after="fit"><goal>Plot them.</goal>
+      <verified_artifacts><variable name="resid">Series</variable></verified_artifacts></add_step>
+    <drop_step id="summary_table">needs statsmodels</drop_step>
+    <revise_stage id="report"><goal>Report the LinearRegression fit.</goal></revise_stage>
+    <supersede step="load/read">not yet measured</supersede>
+  </plan_revision>
+</reflection>"""
+
+
+def _state() -> WorkflowState:
+    s = WorkflowState(run_id="r", problem_title="p", fsm_state="BEHAVIOR_COMPLETED")
+    read = StepRecord("read", "Read", "Read it.", ["raw"], [], "complete")
+    read.findings = [["high", "missing counts are not yet measured"], ["low", "344 rows"]]
+    steps = [
+        StepRecord("clean", "Clean", "Clean it.", [], [], "complete"),
+        StepRecord("fit", "Fit", "Fit OLS with statsmodels.", ["model"], [], "running"),
+        StepRecord("summary_table", "Table", "statsmodels summary.", [], [], "pending"),
+    ]
+    s.stages = [
+        StageRecord("load", "Load", "g", [], [], "complete", [read]),
+        StageRecord("model", "Model", "g", [], [], "running", steps),
+        StageRecord("report", "Report", "Report the statsmodels fit.", [], []),
+    ]
+    s.stage_index, s.step_index = 1, 1
+    return s
+
+
+def _revision(xml: str = RETRY) -> PlanRevision:
+    value = parse_payload(xml, "reflection").value
+    assert isinstance(value, ReflectionPayload) and value.revision is not None
+    return value.revision
+
+
+def test_every_example_in_the_prompts_is_a_valid_payload() -> None:
+    examples = template_examples()
+    assert sum(kind == "reflection" for kind, _ in examples) == 2  # with and without revision
+    for kind, xml in examples:
+        parse_payload(xml, kind)
+    stage = next(x for k, x in examples if k == "stage_reflection")
+    value = parse_payload(stage, "stage_reflection").value
+    assert isinstance(value, StageReflectionPayload) and value.revision is not None
+    assert [c.kind for c in value.revision.changes] == [
+        "revise_step", "add_step", "drop_step", "revise_stage",
+    ]  # fmt: skip
+
+
+def test_a_revision_is_read_checked_and_applied_in_order() -> None:
+    s, revision = _state(), _revision()
+    assert revision.reason == "statsmodels is not installed"
+    revisions.check(revision, s, "reflection")
+    done = revisions.apply(revision, s)
+    assert done == [
+        "step fit: goal revised",
+        "step residuals added after fit",
+        "step summary_table dropped",
+        "stage report: goal revised",
+        "findings of load/read superseded ('not yet measured')",
+    ]
+    model = s.stages[1]
+    assert [t.id for t in model.steps] == ["clean", "fit", "residuals", "summary_table"]
+    assert model.steps[1].goal == "Fit with LinearRegression."
+    assert model.steps[2].verified_artifacts == ["resid"]
+    assert (model.steps[3].status, model.steps[3].note) == ("skipped", "dropped: needs statsmodels")
+    assert s.stages[2].goal == "Report the LinearRegression fit."
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ('<revise_step id="clean"><goal>x</goal></revise_step>', "step 'clean' is complete"),
+        ('<drop_step id="fit">x</drop_step>', "step 'fit' is running; only a pending step"),
+        ('<revise_stage id="model"><goal>x</goal></revise_stage>', "'model' is the current"),
+        ('<revise_step id="nope"><goal>x</goal></revise_step>', "no step 'nope' in stage"),
+        ('<revise_step id="fit"/>', "changes nothing"),
+        (
+            '<add_step id="clean" title="T"><goal>g</goal><verified_artifacts/></add_step>',
+            "step 'clean' already exists",
+        ),
+        ('<supersede step="load/read">weather</supersede>', "no finding of load/read contains"),
+    ],
+)
+def test_a_change_to_what_is_done_or_not_there_is_refused(change: str, message: str) -> None:
+    xml = re.sub(r"<plan_revision>.*</plan_revision>", "", RETRY, flags=re.S).replace(
+        "</reflection>", f"<plan_revision><reason>r</reason>{change}</plan_revision></reflection>"
+    )
+    with pytest.raises(PayloadError) as caught:
+        revisions.check(_revision(xml), _state(), "reflection")
+    assert message in str(caught.value)
+    assert "only what is still to come" in str(caught.value)  # the remedy, for the repair
+
+
+def test_a_revision_needs_a_reason() -> None:
+    xml = RETRY.replace("<reason>statsmodels is not installed</reason>", "<reason> </reason>")
+    with pytest.raises(PayloadError, match="needs a <reason>"):
+        parse_payload(xml, "reflection")
+
+
+def test_later_prompts_show_the_plan_as_revised_and_no_superseded_finding() -> None:
+    from notebook_bcc.contract.observation import observe
+
+    s = _state()
+    revisions.apply(_revision(), s)
+    kw = dict(problem="p", files=(), behavior=None, max_behaviors=4, seed=1)
+    user = render(observe(s, Event.START_BEHAVIOR, **kw)).user  # type: ignore[arg-type]
+    assert "Fit with LinearRegression." in user and "statsmodels." not in user.split("## Plan")[1]
+    assert "step residuals [pending]" in user
+    step_planner = render(observe(s, Event.START_STEP, **kw)).user  # type: ignore[arg-type]
+    assert "not yet measured" not in step_planner and "344 rows" in step_planner
+    assert "1 finding superseded since: statsmodels is not installed" in step_planner
