@@ -22,6 +22,7 @@ pytestmark = pytest.mark.timeout(240)
 
 MODEL = "openai/fake-model"
 REVISED = "REVISED-GOAL-42: count the rows with pandas; statsmodels is not needed."
+OLD_FINDING = "FINDING-OLD-7: the duplicates are not yet counted"
 
 
 def _reflection(complete: bool, revision: str = "") -> str:
@@ -34,11 +35,13 @@ def _reflection(complete: bool, revision: str = "") -> str:
     )
 
 
-def _stage_reflection(step: str, nxt: str, revision: str = "") -> str:
+def _stage_reflection(step: str, nxt: str, revision: str = "", finding: str = "") -> str:
     flag = "true" if nxt == "STAGE_COMPLETED" else "false"
+    found = f'<key_findings><finding priority="high">{finding}</finding></key_findings>'
     return (
         f'<stage_reflection stage_is_complete="{flag}"><step_evaluation><step_id>{step}'
-        "</step_id><completion_status>complete</completion_status></step_evaluation>"
+        "</step_id><completion_status>complete</completion_status>"
+        f"{found if finding else ''}</step_evaluation>"
         f"<decision><next_state>{nxt}</next_state><reasoning>r</reasoning></decision>"
         f"<variable_management/>{revision}</stage_reflection>"
     )
@@ -89,6 +92,13 @@ class Policy:
                     f'<revise_step id="first"><goal>{REVISED}</goal></revise_step>'
                     "</plan_revision>",
                 )
+            if self.reflections == 3:  # the second step's first attempt: a finding is stale
+                return _reflection(
+                    False,
+                    "<plan_revision><reason>SUPERSEDED-BECAUSE the rows are counted now"
+                    '</reason><supersede step="work/first">not yet counted</supersede>'
+                    "</plan_revision>",
+                )
             return _reflection(True)
         if event == "COMPLETE_STAGE":
             self.stage_reflections += 1
@@ -100,7 +110,7 @@ class Policy:
                     '<revise_step id="first"><goal>x</goal></revise_step></plan_revision>',
                 )
             if step == "first":
-                return _stage_reflection("first", "STEP_RUNNING")
+                return _stage_reflection("first", "STEP_RUNNING", finding=OLD_FINDING)
             return _stage_reflection("second", "STAGE_COMPLETED")
         raise AssertionError(event)
 
@@ -147,6 +157,16 @@ def test_the_next_arranger_sees_the_revised_goal(revised: Revised) -> None:
     assert REVISED in arrangers[1] and "Fit OLS with statsmodels." not in arrangers[1]
 
 
+def test_a_superseded_finding_is_no_longer_shown_as_current(revised: Revised) -> None:
+    arrangers = _users(revised, "START_BEHAVIOR")
+    assert len(arrangers) == 4
+    assert OLD_FINDING in arrangers[2]  # the second step's first arranger: still current
+    assert OLD_FINDING not in arrangers[3]
+    assert (
+        "1 finding superseded since: SUPERSEDED-BECAUSE the rows are counted now" in (arrangers[3])
+    )
+
+
 def test_the_revision_is_logged_in_the_transition_log_events_and_notebook(
     revised: Revised,
 ) -> None:
@@ -155,18 +175,23 @@ def test_the_revision_is_logged_in_the_transition_log_events_and_notebook(
         for p in sorted((revised.run / "logs").glob("[0-9][0-9][0-9][0-9]_COMPLETE_STEP.xml"))
     ]
     with_revision = [(p, t) for p, t in logged if t.find("plan_revised") is not None]
-    assert len(with_revision) == 1
+    assert len(with_revision) == 2  # the goal, then the superseded finding
     path, root = with_revision[0]
     assert root.findtext("plan_revised/reason") == "statsmodels is not installed"
     assert [c.text for c in root.iterfind("plan_revised/change")] == ["step first: goal revised"]
     events = [json.loads(x) for x in (revised.run / "events.jsonl").read_text().splitlines()]
     revised_events = [e for e in events if e["type"] == "plan_revised"]
     assert [(e["seq"], e["changes"]) for e in revised_events] == [
-        (int(path.name[:4]), ["step first: goal revised"])
+        (int(path.name[:4]), ["step first: goal revised"]),
+        (
+            int(with_revision[1][0].name[:4]),
+            ["findings of work/first superseded ('not yet counted')"],
+        ),
     ]
     nb = nbformat.read(revised.run / "notebook.ipynb", as_version=4)
     notes = [c.source for c in nb.cells if c.metadata.get("bcc", {}).get("role") == "revision"]
-    assert notes == ["*Plan revised: step first: goal revised. Why: statsmodels is not installed*"]
+    assert notes[0] == "*Plan revised: step first: goal revised. Why: statsmodels is not installed*"
+    assert len(notes) == 2
 
 
 def test_a_revision_of_the_completed_step_is_refused_and_repaired(revised: Revised) -> None:
