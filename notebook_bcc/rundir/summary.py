@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,11 @@ def findings(state: WorkflowState, artifacts: dict[str, Any]) -> dict[str, str] 
     return {"source": "stage reflectors", "text": "\n".join(found)} if found else None
 
 
+def _under_heading(markdown: str) -> str:
+    """Markdown placed under a ``##`` heading: its own headings two levels down."""
+    return re.sub(r"^(#{1,4})(?=\s)", r"\1##", markdown, flags=re.M)
+
+
 def _superseded(text: str, superseded: list[list[str]]) -> bool:
     return any(not part or part.lower() in text.lower() for part, _ in superseded)
 
@@ -172,7 +178,7 @@ def render_summary_md(summary: dict[str, Any]) -> str:
     if found:
         source = "the stage reflectors" if found["source"] == "stage reflectors" else None
         source = source or f"`{found['source']}`, written in the kernel"
-        lines += ["", "## Findings", "", f"*From {source}.*", "", found["text"]]
+        lines += ["", "## Findings", "", f"*From {source}.*", "", _under_heading(found["text"])]
     failed = [
         f"{st['id']}/{t['id']}"
         for st in summary["stages"]
