@@ -28,8 +28,8 @@ __all__ = ["KernelCalls"]
 class KernelCalls(KernelLaunch):
     """Silent requests to the kernel, on top of starting and restarting it."""
 
-    #: Seconds an interrupted kernel gets to become idle again, on top of the ``iopub_timeout``
-    #: (4 s) nbclient already waited for the interrupted cell's outputs to end.
+    #: Seconds an interrupted kernel gets to become idle again, on top of the 4 s a kernel that
+    #: honours the interrupt takes at most to answer it.
     interrupt_grace: float = 1.0
 
     def _silent(self, expressions: dict[str, str], timeout: float) -> dict[str, Any] | None:
@@ -85,7 +85,7 @@ class KernelCalls(KernelLaunch):
             client = self._running()
             assert client.km is not None
             run_sync(client.km.interrupt_kernel)()
-            if not self._await_idle(self.interrupt_grace + client.iopub_timeout):
+            if not self._await_idle(self.interrupt_grace + 4):
                 self._restart(now=True)
             raise TimeoutError(f"kernel inspection exceeded {timeout:g} s")
         values = {}

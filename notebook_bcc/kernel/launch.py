@@ -57,6 +57,12 @@ _OUTSTREAM = "notebook_bcc.kernel.stream.BoundedOutStream"  # bounds each stream
 _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
 
 
+#: Seconds nbclient reads a cell's remaining outputs after its reply, until the kernel is idle.
+#: Its default, 4 s, cut the end of a progress bar's 3,000 updates on a loaded one-core
+#: machine (the messages were sent, and still queued): the notebook lost them without a word.
+IOPUB_DRAIN_S = 15
+
+
 class KernelLaunch:
     """A kernel's life: launched, connected to (``start``), restarted and shut down.
 
@@ -242,6 +248,7 @@ class KernelLaunch:
             allow_errors=True,
             startup_timeout=max(1, round(self.startup_timeout)),
             record_timing=False,
+            iopub_timeout=IOPUB_DRAIN_S,
             coalesce_streams=False,  # its \r regex is quadratic on long lines; see merge_streams
             on_cell_executed=self._on_cell_executed,
             extra_arguments=extra_arguments,
