@@ -68,9 +68,10 @@ def _questions(obs: Observation) -> str:
     """Each question with the names its answer must carry (``final_answers[q]["values"]``)."""
     if not obs.questions:
         return (
-            "(none found: no list item or sentence of the problem asks for a value. If it does "
-            "ask for one, answer it in final_answers all the same: the summary keeps it, marked "
-            "as added)"
+            "(none found: no list item or sentence of the problem asks for a value, so "
+            "`final_answers` is optional and the findings go in `final_summary`. If the problem "
+            "does ask for a value, answer it in final_answers all the same: the summary keeps "
+            "it, marked as added)"
         )
     lines = []
     for i, q in enumerate(obs.questions, 1):
@@ -310,7 +311,7 @@ def _findings(obs: Observation) -> History:
             lines += [f"  - ({p}) {_indent(x, '    ')}" for p, x in current]
             if step.comment and not any(not text for text, _ in step.superseded):
                 lines.append("  - result: " + _indent(step.comment, "    "))
-            lines += [f"  - {n} superseded since: {why}" for n, why in gone]
+            lines += [f"  - superseded since: {n} ({why})" for n, why in gone]
             items.append((f"{stage.id}/{step.id}", "\n".join(lines)))
     return History(tuple(items), "earlier steps' findings", "(no step has finished yet)", rank=2)
 
@@ -325,7 +326,8 @@ def _current_findings(
         keep = [f for f in current if text and text.lower() not in f[1].lower()]
         n = len(current) - len(keep) + (0 if text else int(bool(step.comment)))
         if n:
-            gone.append((f"{n} finding{'s' if n > 1 else ''}", why))
+            which = f"naming {text!r}" if text else "all of this step's"
+            gone.append((f"{n} finding{'s' if n > 1 else ''} {which}", why))
         current = keep
     return current, gone
 

@@ -72,6 +72,13 @@ _short.maxstring = _short.maxother = _short.maxlong = 160
 _short.maxdict = _short.maxlist = _short.maxtuple = 20
 _short.maxset = _short.maxfrozenset = _short.maxdeque = _short.maxarray = 20
 
+# a dict's values, nested keys included (results of several models, each with its numbers)
+_nested = _OrderedRepr()
+_nested.maxlevel = 4
+_nested.maxstring = _nested.maxother = _nested.maxlong = 160
+_nested.maxdict = _nested.maxlist = _nested.maxtuple = 20
+_nested.maxset = _nested.maxfrozenset = _nested.maxdeque = _nested.maxarray = 20
+
 # the results every agent must be able to read whole (README, "Results")
 _RESULTS = ("final_answers", "final_metrics")
 _RESULT_CHARS = 4000
@@ -188,7 +195,7 @@ def _dict_text(value):
     parts = []
     for key in keys:
         try:
-            shown = _short.repr(value[key])
+            shown = _nested.repr(value[key])
         except Exception as exc:
             shown = f"<unavailable: {type(exc).__name__}>"
         parts.append(f"{_one_line(repr(key), 400)}: {_one_line(shown, width)}")

@@ -107,7 +107,10 @@ def _drawn(ax):
             bars = _bars(ax, container)
             if bars:
                 what.append(bars)
-    lines = [ln for ln in ax.get_lines() if ln.get_visible() and len(ln.get_xdata()) > 1]
+    shown = [ln for ln in ax.get_lines() if ln.get_visible() and len(ln.get_xdata()) > 1]
+    lines = [ln for ln in shown if len(ln.get_xdata()) > 2]
+    if len(shown) - len(lines) <= 3:  # a fit or reference line or two, not a box plot's parts
+        lines = shown
     for ln in lines[:3]:
         xs, ys = list(ln.get_xdata()), list(ln.get_ydata())
         name = ln.get_label()
@@ -120,11 +123,18 @@ def _drawn(ax):
         what.append(f"line{named} of {len(ys)} points, x {xr}, y {_span(ys)}; {ends}")
     if len(lines) > 3:
         what.append(f"{len(lines) - 3} more lines")
-    for coll in ax.collections[:3]:
+    segments = len(shown) - len(lines)
+    if segments:  # a box plot's whiskers, caps and medians, reference lines, error bars
+        what.append(f"{segments} straight segments (box plot parts, reference or error lines)")
+    scatters = [
+        c for c in ax.collections if type(c).__name__ == "PathCollection" and len(c.get_offsets())
+    ]
+    for coll in scatters[:6]:
         offsets = coll.get_offsets()
-        if len(offsets) and type(coll).__name__ == "PathCollection":
-            xs, ys = [o[0] for o in offsets], [o[1] for o in offsets]
-            what.append(f"scatter of {len(offsets)} points, x {_span(xs)}, y {_span(ys)}")
+        xs, ys = [o[0] for o in offsets], [o[1] for o in offsets]
+        what.append(f"scatter of {len(offsets)} points, x {_span(xs)}, y {_span(ys)}")
+    if len(scatters) > 6:
+        what.append(f"{len(scatters) - 6} more point groups")
     for image in ax.get_images()[:2]:
         shape = getattr(image.get_array(), "shape", ())
         what.append("image " + "x".join(str(n) for n in shape[:2]))
@@ -133,7 +143,32 @@ def _drawn(ax):
         what.append(f"{len(loose)} shapes (patches)")
     if what:
         what.append(f"view x {_span(ax.get_xlim())}, y {_span(ax.get_ylim())}")
+        what += _labels(ax)
     return what
+
+
+def _labels(ax):
+    # text tick labels (categories) and legend entries: which bar or group is which
+    out = []
+    for axis, labels in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
+        texts = [t.get_text() for t in labels if t.get_text()]
+        if texts and not all(_is_number(t) for t in texts):
+            more = f", +{len(texts) - 12} more" if len(texts) > 12 else ""
+            out.append(f"{axis} ticks: {', '.join(texts[:12])}{more}")
+    legend = ax.get_legend()
+    if legend is not None:
+        entries = [t.get_text() for t in legend.get_texts() if t.get_text()]
+        if entries:
+            out.append("legend: " + ", ".join(entries[:12]))
+    return out
+
+
+def _is_number(text):
+    try:
+        float(text.replace("\u2212", "-").replace(",", ""))
+    except ValueError:
+        return False
+    return True
 
 
 def figures_ns(request):

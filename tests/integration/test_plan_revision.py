@@ -163,7 +163,8 @@ def test_a_superseded_finding_is_no_longer_shown_as_current(revised: Revised) ->
     assert OLD_FINDING in arrangers[2]  # the second step's first arranger: still current
     assert OLD_FINDING not in arrangers[3]
     assert (
-        "1 finding superseded since: SUPERSEDED-BECAUSE the rows are counted now" in (arrangers[3])
+        "superseded since: 1 finding naming 'not yet counted' "
+        "(SUPERSEDED-BECAUSE the rows are counted now)" in arrangers[3]
     )
 
 

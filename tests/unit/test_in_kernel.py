@@ -78,6 +78,9 @@ def test_names_are_never_hidden_only_values_are_shortened(shell: SimpleNamespace
     assert all(f"'key_{i:03d}': " in text for i in range(100))
     assert "'key_100'" not in text and text.endswith(", ... (+20 more keys)}")
     assert "v" * 40 not in text  # the values are what is shortened
+    shell.user_ns["fits"] = {"ols": {"coefs": {"herbi": {"coef": 1.5, "p": 0.06}}}}
+    by_name = {v["name"]: v for v in call(in_kernel.inspect_ns, {})["vars"]}
+    assert by_name["fits"]["repr"] == "{'ols': {'coefs': {'herbi': {'coef': 1.5, 'p': 0.06}}}}"
 
 
 def test_checks_report_artifacts_and_criteria(shell: SimpleNamespace) -> None:
@@ -155,3 +158,23 @@ def test_a_figure_note_says_what_is_drawn() -> None:
     assert "bar chart of 3 bars, x named, y 10 to 90; largest: 'south' 90, 'north' 30" in lines[2]
     assert "line 'price' of 4 points, x 0 to 3, y 4 to 7.5; first 5, last 6" in lines[3]
     assert "scatter of 3 points, x 1 to 3, y 10 to 20" in lines[4]
+
+
+def test_a_box_plot_and_groups_are_named_by_their_labels() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.boxplot([[1, 2, 3, 4], [2, 3, 9, 4]])
+    ax.set_xticks([1, 2], ["carni (n=19)", "herbi (n=32)"])
+    for name, at in (("carni", 1), ("herbi", 2), ("omni", 3), ("insecti", 4)):
+        ax.scatter([at] * 3, [1, 2, 3], label=name)
+    ax.legend()
+    text = in_kernel_figures.describe_figure(fig)
+    plt.close(fig)
+    assert "straight segments (box plot parts" in text and "line of 2 points" not in text
+    assert text.count("scatter of 3 points") == 4
+    assert "x ticks: carni (n=19), herbi (n=32)" in text
+    assert "legend: carni, herbi, omni, insecti" in text

@@ -129,5 +129,9 @@ def test_later_prompts_show_the_plan_as_revised_and_no_superseded_finding() -> N
     assert "Fit with LinearRegression." in user and "statsmodels." not in user.split("## Plan")[1]
     assert "step residuals [pending]" in user
     step_planner = render(observe(s, Event.START_STEP, **kw)).user  # type: ignore[arg-type]
-    assert "not yet measured" not in step_planner and "344 rows" in step_planner
-    assert "1 finding superseded since: statsmodels is not installed" in step_planner
+    assert "missing counts are not yet measured" not in step_planner
+    assert "(low) 344 rows" in step_planner
+    assert (
+        "superseded since: 1 finding naming 'not yet measured' (statsmodels is not installed)"
+        in step_planner
+    )
