@@ -47,9 +47,29 @@ def _num(x):
     return f"{float(x):.4g}"
 
 
-def _span(values):
+def _span(values, dates=False):
     values = [float(v) for v in values if v == v]  # NaN is not a value
-    return f"{_num(min(values))} to {_num(max(values))}" if values else "-"
+    if not values:
+        return "-"
+    show = _date if dates else _num
+    return f"{show(min(values))} to {show(max(values))}"
+
+
+def _date(x):
+    # matplotlib's date number (days since its epoch) as the date it is
+    return _sys.modules["matplotlib.dates"].num2date(float(x)).strftime("%Y-%m-%d")
+
+
+def _date_axis(axis):
+    get = getattr(axis, "get_converter", None)
+    converter = get() if get is not None else getattr(axis, "converter", None)
+    return "Date" in type(converter).__name__ and "matplotlib.dates" in _sys.modules
+
+
+def _profile(ys, n=8):
+    # a long line's shape: its values at n evenly spaced points
+    step = (len(ys) - 1) / (n - 1)
+    return ", ".join(_num(ys[round(i * step)]) for i in range(n))
 
 
 def _tick_labels(ax, axis):
@@ -89,8 +109,16 @@ def _bars(ax, container):
     kind = "histogram" if contiguous else "bar chart"
     top = sorted(spans, key=lambda s: -abs(s[2]))[:3]
     tallest = ", ".join(f"{label(lo, hi)} {_num(v)}" for lo, hi, v in top)
-    named = not contiguous and all(round((lo + hi) / 2, 6) in names for lo, hi, _ in spans)
-    extent = "named" if named else f"{_num(ordered[0][0])} to {_num(ordered[-1][1])}"
+    centres = [round((lo + hi) / 2, 6) for lo, hi, _ in ordered]
+    named = not contiguous and all(c in names for c in centres)
+    if named and all(_is_number(names[c]) for c in centres):  # bars at 0..n-1 labelled 1..12
+        extent = f"{names[centres[0]]} to {names[centres[-1]]} (tick labels)"
+    elif named:
+        extent = "named"
+    elif _date_axis(ax.yaxis if horizontal else ax.xaxis):
+        extent = _span((ordered[0][0], ordered[-1][1]), dates=True)
+    else:
+        extent = f"{_num(ordered[0][0])} to {_num(ordered[-1][1])}"
     return (
         f"{kind} of {len(rects)} bars, {where} {extent}, {size} {_span(s[2] for s in spans)}; "
         f"largest: {tallest}"
@@ -107,6 +135,7 @@ def _drawn(ax):
             bars = _bars(ax, container)
             if bars:
                 what.append(bars)
+    dated = _date_axis(ax.xaxis)
     shown = [ln for ln in ax.get_lines() if ln.get_visible() and len(ln.get_xdata()) > 1]
     lines = [ln for ln in shown if len(ln.get_xdata()) > 2]
     if len(shown) - len(lines) <= 3:  # a fit or reference line or two, not a box plot's parts
@@ -116,10 +145,12 @@ def _drawn(ax):
         name = ln.get_label()
         named = f" {name!r}" if name and not name.startswith("_") else ""
         try:
-            xr = _span(xs)
+            xr = _span(xs, dates=dated)
         except (TypeError, ValueError):  # dates or categories on x: the first and the last
             xr = f"{str(xs[0])[:19]} to {str(xs[-1])[:19]}".replace("T00:00:00", "")
         ends = f"first {_num(ys[0])}, last {_num(ys[-1])}"
+        if len(ys) > 12:
+            ends += f"; at 8 evenly spaced points: {_profile(ys)}"
         what.append(f"line{named} of {len(ys)} points, x {xr}, y {_span(ys)}; {ends}")
     if len(lines) > 3:
         what.append(f"{len(lines) - 3} more lines")
@@ -132,7 +163,7 @@ def _drawn(ax):
     for coll in scatters[:6]:
         offsets = coll.get_offsets()
         xs, ys = [o[0] for o in offsets], [o[1] for o in offsets]
-        what.append(f"scatter of {len(offsets)} points, x {_span(xs)}, y {_span(ys)}")
+        what.append(f"scatter of {len(offsets)} points, x {_span(xs, dates=dated)}, y {_span(ys)}")
     if len(scatters) > 6:
         what.append(f"{len(scatters) - 6} more point groups")
     for image in ax.get_images()[:2]:
@@ -142,7 +173,7 @@ def _drawn(ax):
     if loose and not what:
         what.append(f"{len(loose)} shapes (patches)")
     if what:
-        what.append(f"view x {_span(ax.get_xlim())}, y {_span(ax.get_ylim())}")
+        what.append(f"view x {_span(ax.get_xlim(), dates=dated)}, y {_span(ax.get_ylim())}")
         what += _labels(ax)
     return what
 

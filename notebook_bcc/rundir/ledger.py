@@ -193,10 +193,26 @@ class VariableLedger:
                 why = f"deprecated by {r.deprecated_by}; " + (
                     f"use {r.replacement} instead" if r.replacement else "no replacement"
                 )
+                after = self.records.get(r.replacement or "")
+                if after is not None and after.status == DELETED:  # a chain gone stale
+                    why += f" (itself deleted since: {self._current(after.name)})"
             else:
                 why = f"no longer in the kernel after {r.updated_by}"
             gone.append(f"{r.name} ({why})")
         return LedgerView(lines, tuple(gone))
+
+    def _current(self, name: str) -> str:
+        """Where a chain of replacements ends: the first name still in the kernel, or none."""
+        seen = {name}
+        record = self.records.get(name)
+        while record is not None and record.status == DELETED and record.replacement:
+            if record.replacement in seen:
+                break
+            seen.add(record.replacement)
+            record = self.records.get(record.replacement)
+        if record is not None and record.status != DELETED:
+            return f"use {record.name}"
+        return "no replacement in the kernel"
 
     def get(self, name: str) -> VariableRecord | None:
         return self.records.get(name)

@@ -2,9 +2,10 @@
 
 The behavior reflector (after an attempt) and the stage reflector may send a
 ``<plan_revision>``: revise the goal or the artifacts of the current step or of a later step
-of the stage, add a step, drop a pending step, revise a later stage's goal, and mark earlier
-findings as superseded. ``check`` refuses, as a repair message the model answers, any change
-to what is done (a completed, failed or skipped step; the current or an earlier stage) and
+of the stage, add a step, drop a pending step, revise the goal of the current or a later
+stage, and mark earlier findings as superseded. ``check`` refuses, as a repair message the
+model answers, any change to what is done (a completed, failed or skipped step; an earlier
+stage) and
 any change that names nothing; ``apply`` then changes the state and says, one line per
 change, what it did (for the transition log, events.jsonl and the notebook).
 """
@@ -28,7 +29,7 @@ def check(revision: PlanRevision, state: WorkflowState, kind: str) -> None:
         return PayloadError(
             f"<plan_revision>: {message}. A revision changes only what is still to come: the "
             f"current step (if not complete) and the later steps of stage '{stage.id}' "
-            f"(its steps: {done}), and the goals of later stages",
+            f"(its steps: {done}), and the goals of this and later stages",
             kind=kind,
         )
 
@@ -39,10 +40,10 @@ def check(revision: PlanRevision, state: WorkflowState, kind: str) -> None:
     for change in revision.changes:
         step = next((t for t in steps if t.id == change.id), None)
         if change.kind == "revise_stage":
-            later = [st.id for st in state.stages[state.stage_index + 1 :]]
-            if change.id not in later:
-                where = "the current or an earlier" if _is_stage(state, change.id) else "no"
-                raise refuse(f"'{change.id}' is {where} stage (later stages: {later or 'none'})")
+            open_stages = [st.id for st in state.stages[state.stage_index :]]
+            if change.id not in open_stages:
+                where = "an earlier" if _is_stage(state, change.id) else "no"
+                raise refuse(f"'{change.id}' is {where} stage (open: {', '.join(open_stages)})")
         elif change.kind == "add_step":
             if change.id in known:
                 raise refuse(f"step '{change.id}' already exists; use <revise_step>")

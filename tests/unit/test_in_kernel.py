@@ -178,3 +178,21 @@ def test_a_box_plot_and_groups_are_named_by_their_labels() -> None:
     assert text.count("scatter of 3 points") == 4
     assert "x ticks: carni (n=19), herbi (n=32)" in text
     assert "legend: carni, herbi, omni, insecti" in text
+
+
+def test_dates_are_dates_and_a_long_line_shows_its_shape() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (line, dots, months) = plt.subplots(1, 3)
+    days = pd.date_range("1958-03-29", periods=15, freq="D")
+    line.plot(range(15), [0, 1, 2, 3, 4, 5, 6, 7, 6, 5, 4, 3, 2, 1, 0])
+    dots.scatter(days, range(15))
+    months.bar([str(m) for m in range(1, 13)], range(12))
+    text = in_kernel_figures.describe_figure(fig)
+    plt.close(fig)
+    assert "at 8 evenly spaced points: 0, 2, 4, 6, 6, 4, 2, 0" in text  # up, then down
+    assert "scatter of 15 points, x 1958-03-29 to 1958-04-12" in text
+    assert "bar chart of 12 bars, x 1 to 12 (tick labels)" in text

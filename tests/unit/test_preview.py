@@ -150,4 +150,8 @@ def test_lines_count_a_last_line_without_a_break_and_the_row_order_is_said(
         assert "2,177 lines, the first a header)" in text and "2,176 rows x 2 columns" in text
         assert "row order: by Date newest first: sort by it before computing changes" in text
     path.write_text("Date,Close\n" + "\n".join(f"{d:%Y-%m-%d},1" for d in days[::-1]))
-    assert "row order: by Date oldest first" in preview_file(path, "assets/prices.csv")
+    oldest = preview_file(path, "assets/prices.csv")
+    # the whole column, not a sample of its first rows (the last date is the file's last)
+    assert "row order: by Date oldest first (2015-01-01 first, 2020-12-15 last in the file)" in (
+        oldest
+    )

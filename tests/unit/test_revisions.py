@@ -93,7 +93,7 @@ def test_a_revision_is_read_checked_and_applied_in_order() -> None:
     [
         ('<revise_step id="clean"><goal>x</goal></revise_step>', "step 'clean' is complete"),
         ('<drop_step id="fit">x</drop_step>', "step 'fit' is running; only a pending step"),
-        ('<revise_stage id="model"><goal>x</goal></revise_stage>', "'model' is the current"),
+        ('<revise_stage id="load"><goal>x</goal></revise_stage>', "'load' is an earlier stage"),
         ('<revise_step id="nope"><goal>x</goal></revise_step>', "no step 'nope' in stage"),
         ('<revise_step id="fit"/>', "changes nothing"),
         (

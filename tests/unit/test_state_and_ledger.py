@@ -119,3 +119,16 @@ def test_a_protected_variable_names_every_later_step_and_stage_that_needs_it():
     st.stages[1].required_variables = ["raw", "clean"]
     st.stage_index, st.step_index = 0, 0
     assert st.remaining_required()["raw"] == "required by step a/s2, step a/s3, stage b"
+
+
+def test_a_replacement_deleted_since_is_said_so_with_where_the_chain_ends():
+    ledger = VariableLedger()
+    ledger.observe([Info("raw_co2"), Info("co2_weekly"), Info("co2_monthly")], "s/t#1")
+    ledger.deprecate("raw_co2", "co2_weekly", "load", {})
+    ledger.deprecate("co2_weekly", "co2_monthly", "resample", {})
+    ledger.mark_deleted(["raw_co2", "co2_weekly"], "s/t#2")
+    gone = dict(g.split(" ", 1) for g in ledger.prompt_view().deleted)
+    assert gone["raw_co2"] == (
+        "(deprecated by load; use co2_weekly instead (itself deleted since: use co2_monthly))"
+    )
+    assert gone["co2_weekly"] == "(deprecated by resample; use co2_monthly instead)"
