@@ -47,6 +47,7 @@ class ProblemSpec:
     questions: tuple[Question, ...] = ()  # what the text asks, in order (final_answers keys)
     join: bool = False  # the text asks to join (merge, combine, link) the data files
     join_on: str | None = None  # the key it names: "on `customer_id`"
+    modules: tuple[str, ...] = ()  # the Python modules it names ("pmdarima's auto_arima")
     sheet: str | None = None  # the Excel sheet to read (front matter sheet:), else the first
 
     @property
@@ -120,7 +121,61 @@ def read_problem(text: str) -> ProblemSpec:
         join=bool(_JOIN.search(body)),
         join_on=join_on[1] if join_on else None,
         sheet=None if meta.get("sheet") is None else str(meta["sheet"]),
+        modules=named_modules(body),
     )
+
+
+#: how a problem names a Python module: ``import x``, ``from x import``, ``x.y`` in code,
+#: "x's function", "the x library"; a lone `word` in backticks is a column as a rule
+_MODULE_CUES = (
+    r"(?:^|;|`)\s*import\s+([A-Za-z_]\w*)",
+    r"\bfrom\s+([A-Za-z_]\w*)[\w.]*\s+import\b",
+    r"`([A-Za-z_]\w*)\.[A-Za-z_][\w.]*`",
+    r"\b([a-z][a-z0-9_]{2,})'s\s",
+    r"\b([a-z][a-z0-9_-]{2,})\s+(?:library|package|module)\b",
+)
+_NOT_MODULES = frozenset(
+    [
+        "the",
+        "this",
+        "that",
+        "its",
+        "model",
+        "data",
+        "dataset",
+        "table",
+        "user",
+        "company",
+        "customer",
+        "patient",
+        "column",
+        "file",
+        "problem",
+        "year",
+        "country",
+        "city",
+        "team",
+        "player",
+        "analysis",
+        "sample",
+        "study",
+        "survey",
+        "world",
+        "station",
+    ]
+)
+
+
+def named_modules(text: str, limit: int = 10) -> tuple[str, ...]:
+    """The Python modules the problem names, in order, so the kernel can say whether it has
+    them before anyone plans with them."""
+    found: dict[str, int] = {}
+    for cue in _MODULE_CUES:
+        for m in re.finditer(cue, text, flags=re.M):
+            name = m.group(1)
+            if name.lower() not in _NOT_MODULES:
+                found.setdefault(name, m.start())
+    return tuple(sorted(found, key=found.__getitem__))[:limit]
 
 
 def _norm(name: str) -> str:

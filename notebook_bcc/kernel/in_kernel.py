@@ -313,15 +313,30 @@ def fetch_ns(request):
 
 
 def environment_ns(request):
-    # Python's version and each named distribution's version (None: not installed), read from
-    # package metadata, so nothing is imported into the kernel
+    # Python's version and each distribution's version (None: not installed), read from
+    # package metadata; for the modules the problem names, whether they can be imported (found
+    # by importlib, not imported). Nothing is imported into the kernel.
     import platform
-    from importlib import metadata
+    from importlib import metadata, util
 
-    versions = {}
-    for name in _json.loads(request):
+    def version(name):
         try:
-            versions[name] = metadata.version(name)
+            return metadata.version(name)
         except metadata.PackageNotFoundError:
-            versions[name] = None
-    return _json.dumps({"python": platform.python_version(), "packages": versions})
+            return None
+
+    req = _json.loads(request)
+    named = {}
+    for name in req["modules"]:
+        try:
+            found = util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        named[name] = version(name) or ("installed" if found else None)
+    return _json.dumps(
+        {
+            "python": platform.python_version(),
+            "packages": {name: version(name) for name in req["packages"]},
+            "named": named,
+        }
+    )

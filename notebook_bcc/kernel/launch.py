@@ -118,6 +118,8 @@ class KernelLaunch:
         self.before_start: Callable[[], None] | None = None
         #: the kernel's Python and analysis packages, read once it started (None: not read)
         self.environment: KernelEnvironment | None = None
+        #: modules the problem names, whose presence the environment also reports
+        self.named_modules: tuple[str, ...] = ()
 
     def launch(self) -> None:
         """Start the kernel and return without waiting for it, so that it boots while the

@@ -52,14 +52,23 @@ class KernelEnvironment:
 
     python: str
     packages: tuple[tuple[str, str | None], ...]  # (distribution, version; None: absent)
+    named: tuple[tuple[str, str | None], ...] = ()  # modules the problem names, the same way
 
     @classmethod
     def from_json(cls, data: dict) -> KernelEnvironment:
-        return cls(str(data["python"]), tuple((str(n), v) for n, v in data["packages"].items()))
+        return cls(
+            str(data["python"]),
+            tuple((str(n), v) for n, v in data["packages"].items()),
+            tuple((str(n), v) for n, v in data.get("named", {}).items()),
+        )
 
     def text(self) -> str:
         """One line: "Python 3.11.7; installed: pandas 2.2.2, …; not installed: statsmodels"."""
         have = [f"{n} {v}" for n, v in self.packages if v]
         absent = [n for n, v in self.packages if not v]
         line = f"Python {self.python}; installed: {', '.join(have) or 'none of the usual'}"
-        return line + (f"; not installed: {', '.join(absent)}" if absent else "")
+        line += f"; not installed: {', '.join(absent)}" if absent else ""
+        if self.named:
+            said = [f"{n} {v}" if v else f"{n} NOT importable" for n, v in self.named]
+            line += "; named in the problem: " + ", ".join(said)
+        return line

@@ -67,7 +67,8 @@ class KernelSession(CellExecution, NamespaceInspection):
         super().start()
         if self.gateway is not None:  # connected; the preparation is its first request
             self._prepare_remote()
-        calls = {"figures": ("figures_ns", None), "env": ("environment_ns", ANALYSIS_PACKAGES)}
+        probe = {"packages": ANALYSIS_PACKAGES, "modules": list(self.named_modules)}
+        calls = {"figures": ("figures_ns", None), "env": ("environment_ns", probe)}
         with contextlib.suppress(TimeoutError, KernelError):  # niceties: cells run without them
             self.environment = KernelEnvironment.from_json(self._call_helpers(calls, 30)["env"])
 

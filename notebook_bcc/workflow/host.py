@@ -36,8 +36,11 @@ def gateway_of(config: RunConfig) -> Gateway | None:
 
 
 class KernelHost:
-    def __init__(self, ctx: RunContext, *, resumed: bool = False) -> None:
+    def __init__(
+        self, ctx: RunContext, *, resumed: bool = False, named_modules: tuple[str, ...] = ()
+    ) -> None:
         self.ctx = ctx
+        self.named_modules = named_modules  # the problem's, reported with the environment
         self.resumed = resumed  # a resumed run rebuilds its kernel state by replay
         self.kernel: KernelSession | None = None  # started: ready for cells
         self._launched: KernelSession | None = None  # spawned, still booting
@@ -72,7 +75,7 @@ class KernelHost:
 
     def _session(self) -> KernelSession:
         ctx, config = self.ctx, self.ctx.config
-        return KernelSession(
+        session = KernelSession(
             ctx.store.root,
             cell_timeout=config.cell_timeout,
             startup_timeout=config.kernel_startup_timeout,
@@ -83,6 +86,8 @@ class KernelHost:
             sandboxed=config.sandbox,
             gateway=gateway_of(config),
         )
+        session.named_modules = self.named_modules
+        return session
 
     def record(self) -> None:
         """Note the kernel's pid and process group, so a later resume can reap an orphan."""

@@ -64,7 +64,8 @@ class Runner:
         self.agent = agent or make_agent(
             config.model, api_base=config.api_base, run_id=state.run_id, timeout=config.llm_timeout
         )
-        self.host = KernelHost(self.ctx, resumed=resumed)
+        self._spec = read_problem(problem_text)
+        self.host = KernelHost(self.ctx, resumed=resumed, named_modules=self._spec.modules)
         self.handlers = Handlers(self.ctx, self.host)
         self.exchange = AgentExchange(
             store,
@@ -75,7 +76,6 @@ class Runner:
         self._t0 = time.monotonic()
         self._elapsed_before = state.elapsed_s
         self._artifacts: dict[str, Any] = {}
-        self._spec = read_problem(problem_text)
         self._preview = ""  # the data files' preview, made in run() while the kernel boots
         #: verifies as it goes: a fresh kernel runs each cell once it is committed
         self.shadow = make_shadow(self.ctx) if config.verify else None

@@ -550,11 +550,18 @@ def test_the_environment_is_the_kernels_own_answer(tmp_path: Path) -> None:
     env = {**ENV, "PYTHONPATH": str(site)}
     work = tmp_path / "work"
     work.mkdir()
-    with KernelSession(work, env=env) as s:
+    s = KernelSession(work, env=env)
+    s.named_modules = ("plotly", "sklearn", "pmdarima_is_not_here")  # as the problem names them
+    with s:
         assert s.environment is not None
         packages = dict(s.environment.packages)
+        named = dict(s.environment.named)
     assert packages["plotly"] == "9.9.9"
     assert packages["pandas"] == metadata.version("pandas")
     assert packages["xgboost"] is None
+    assert named == {"plotly": "9.9.9", "sklearn": "installed", "pmdarima_is_not_here": None}
     line = s.environment.text()
     assert "plotly 9.9.9" in line and line.split("; not installed: ")[1].count("xgboost") == 1
+    assert line.endswith(
+        "; named in the problem: plotly 9.9.9, sklearn installed, pmdarima_is_not_here NOT importable"
+    )

@@ -41,3 +41,14 @@ def test_front_matter_sheet_names_the_excel_sheet() -> None:
     assert read_problem("---\nsheet: data\n---\nDescribe it.\n").sheet == "data"
     assert read_problem("---\nsheet: 2023\n---\nDescribe it.\n").sheet == "2023"  # a YAML number
     assert read_problem("Describe it.\n").sheet is None
+
+
+def test_the_modules_a_problem_names_are_found_and_columns_are_not() -> None:
+    from notebook_bcc.inputs.problem import named_modules
+
+    text = (
+        "Fit a seasonal ARIMA with pmdarima's `auto_arima`, then `statsmodels.api.OLS`; the\n"
+        "scikit-learn library.\nimport seaborn as sns\nfrom scipy.stats import ttest_ind\n"
+        "The model's accuracy on rows where `light` > 3."
+    )
+    assert named_modules(text) == ("pmdarima", "statsmodels", "scikit-learn", "seaborn", "scipy")
