@@ -70,4 +70,12 @@ def hit(point: str, path: Path | str = "") -> None:
         raise RuntimeError(f"failpoint {point}@{n}")
     if action == "pause":
         Path(os.environ["BCC_FAILPOINTS_MARK"]).touch()
-        time.sleep(PAUSE_S)
+        _pause(PAUSE_S)
+
+
+def _pause(seconds: float) -> None:
+    """Sleep in short slices: a signal that lands just before a long ``sleep`` starts, or on
+    another thread, would otherwise wait for the whole sleep before its handler runs."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        time.sleep(min(0.1, left))

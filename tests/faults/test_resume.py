@@ -49,8 +49,8 @@ def test_a_reply_received_before_a_crash_is_reused_not_paid_twice(tmp_path: Path
         trace = tmp_path / "trace.txt"
         run, mark = tmp_path / "run", tmp_path / "paused"
         env = {**_env(), "BCC_FAILPOINTS_TRACE": str(trace), "BCC_FAILPOINTS_MARK": str(mark)}
-        # the first write after pending_reply.json belongs to the same, uncommitted transition
-        env["BCC_FAILPOINTS"] = "write@2=pause"
+        # the transition's log is written after pending_reply.json, before the commit
+        env["BCC_FAILPOINTS"] = "write:0001_START_WORKFLOW.pending.xml@1=pause"
         args = [
             *BCC, "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
             "--out", str(run), "--quiet", "--no-verify",
@@ -63,7 +63,9 @@ def test_a_reply_received_before_a_crash_is_reused_not_paid_twice(tmp_path: Path
             killed.kill()
             killed.wait(10)
         writes = [x for x in trace.read_text().splitlines() if x.startswith("write ")]
-        assert writes[0].endswith("pending_reply.json") and len(writes) == 2, writes
+        names = [Path(x.split(" ", 2)[2]).name for x in writes]
+        assert "pending_reply.json" in names and "state.json" not in names, names
+        assert names[-1] == "0001_START_WORKFLOW.pending.xml", names
         assert json.loads((run / "state.json").read_text())["seq"] == 0
         resumed, _, _ = bcc("resume", str(run), "--quiet")
         assert resumed.returncode == 0, resumed.stderr[-2000:]
