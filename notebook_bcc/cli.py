@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from notebook_bcc import fsm
+from notebook_bcc.batch.command import BATCH_SETTINGS, batch
 from notebook_bcc.errors import BccError, PayloadError, UsageError
 
 # jsonschema (under nbformat) imports a checker for each string format whose library is
@@ -263,6 +264,9 @@ def resume(
         as_json,
         debug,
     )
+
+
+app.command(context_settings=BATCH_SETTINGS)(batch)
 
 
 @app.command()

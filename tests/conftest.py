@@ -62,11 +62,11 @@ def output_text(outputs: list) -> str:
 
 
 def run_bcc(
-    *args: str, timeout: float = 600, env: dict[str, str] | None = None
+    *args: str, timeout: float = 600, env: dict[str, str] | None = None, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        [*BCC, *args], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=ROOT
+        [*BCC, *args], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=cwd
     )
 
 

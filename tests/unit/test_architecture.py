@@ -25,8 +25,9 @@ LAYERS = {
     "contract": 2,
     "agents": 3,
     "workflow": 4,
-    "cli": 5,
-    "__main__": 6,
+    "batch": 5,
+    "cli": 6,
+    "__main__": 7,
 }
 
 
