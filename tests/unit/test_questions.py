@@ -122,12 +122,12 @@ def test_every_dabench_question_is_found_with_the_names_of_its_format() -> None:
     """Text nobody here wrote: every question of every table, as a numbered list item with
     its constraints and format, and each question alone as prose."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from dabench_trial import problem_text
+    from dabench import problem_text
 
     rows = [json.loads(line) for line in (DABENCH / "questions.jsonl").open()]
     for table in sorted({r["file_name"] for r in rows}):
         asked = [r for r in rows if r["file_name"] == table]
-        found = questions_in(problem_text(table))
+        found = questions_in(problem_text(table, asked))
         assert len(found) == len(asked), table
         for row, q in zip(asked, found, strict=True):
             names = tuple(dict.fromkeys(re.findall(r"@(\w+)\[", row["format"])))
