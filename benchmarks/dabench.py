@@ -2,6 +2,7 @@
 
     python benchmarks/dabench.py DIR --model M --out OUT [--jobs N] [--tables K]
                                  [--executor local|dask --scheduler ADDR] [--api-base URL]
+                                 [any option of bcc run, given to every run]
 
 DIR is in DABench's own layout: ``questions.jsonl`` (id, question, constraints, format,
 file_name, level, concepts), ``labels.jsonl`` (id, common_answers: [name, value] pairs) and
@@ -216,7 +217,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--executor", default="local", choices=("local", "dask"))
     parser.add_argument("--scheduler")
     parser.add_argument("--api-base")
-    args = parser.parse_args(argv)
+    args, run_options = parser.parse_known_args(argv)  # the rest: options of every bcc run
     args.out.mkdir(parents=True, exist_ok=True)
     runs = prepare(args.dir, args.out, args.tables)
     command = [
@@ -226,6 +227,7 @@ def main(argv: list[str]) -> int:
     ]  # fmt: skip
     command += ["--scheduler", args.scheduler] if args.scheduler else []
     command += ["--api-base", args.api_base] if args.api_base else []
+    command += run_options
     done = subprocess.run(command, cwd=ROOT, check=False)
     print(f"bcc batch exited {done.returncode}")
     lines = (args.out / "batch" / "results.jsonl").read_text().splitlines()
