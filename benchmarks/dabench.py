@@ -30,8 +30,11 @@ import json
 import re
 import subprocess
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
+
+from notebook_bcc.rundir.results import named_value_text
 
 ROOT = Path(__file__).resolve().parents[1]
 _PAIR = re.compile(r"@(\w+)\[([^\]]*)\]")
@@ -90,10 +93,11 @@ def pairs(answer: dict) -> dict[str, str]:
     found: dict[str, str] = {}
     for blob in (answer.get("value"), answer.get("text")):
         if isinstance(blob, dict):
-            found.update({str(k): str(v) for k, v in blob.items()})
+            found.update({str(k): named_value_text(v) for k, v in blob.items()})
         elif blob is not None:
             found.update(dict(_PAIR.findall(str(blob))))
-    found.update({str(k): str(v) for k, v in (answer.get("values") or {}).items()})
+    named = (answer.get("values") or {}).items()  # as bcc writes them: @name[value]
+    found.update({str(k): named_value_text(v) for k, v in named if v is not None})
     return found
 
 
@@ -228,8 +232,9 @@ def main(argv: list[str]) -> int:
     command += ["--scheduler", args.scheduler] if args.scheduler else []
     command += ["--api-base", args.api_base] if args.api_base else []
     command += run_options
+    started = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, check=False)
-    print(f"bcc batch exited {done.returncode}")
+    print(f"bcc batch exited {done.returncode} after {time.monotonic() - started:.0f} s")
     lines = (args.out / "batch" / "results.jsonl").read_text().splitlines()
     batch = {r["id"]: r for r in map(json.loads, lines)}
     truth = labels(args.dir)

@@ -24,6 +24,7 @@ __all__ = [
     "answers",
     "compare",
     "named_text",
+    "named_value_text",
     "value_text",
 ]
 
@@ -76,8 +77,17 @@ def value_text(value: Any) -> str:
 
 def named_text(values: Mapping[str, Any]) -> str:
     """Named values in the benchmark's form: ``@mean_age[39.21] @p_value[0.003]`` (a value
-    not given shows as ``@name[]``)."""
-    return " ".join(f"@{n}[{'' if v is None else value_text(v)}]" for n, v in values.items())
+    not given shows as ``@name[]``; a list as its items, ``@countries[Kuwait, Oman]``)."""
+    return " ".join(f"@{n}[{named_value_text(v)}]" for n, v in values.items())
+
+
+def named_value_text(value: Any) -> str:
+    """One named value as it stands between the brackets of ``@name[…]``."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ", ".join(named_value_text(v) for v in value)
+    return value_text(value)
 
 
 def _key(text: str) -> str:

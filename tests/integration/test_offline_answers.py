@@ -126,3 +126,26 @@ def test_questions_about_a_named_file_plan_no_model(tmp_path: Path) -> None:
     assert len(summary["answers"]) == 6
     assert summary["answers"][0]["values"] == {"mean_income": None, "std_income": None}
     assert not any(a["answered"] for a in summary["answers"])  # none is guessed
+
+
+def test_a_question_that_keeps_only_some_rows_is_not_answered_over_all(tmp_path: Path) -> None:
+    """DABench's "which brand has the highest average star rating among hotels with at least
+    100 reviews": the offline analyst applies no filter, so it answers neither wrong nor at all."""
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(
+        {
+            "brand": rng.choice(["alpha", "beta", "gamma"], 90),
+            "stars": rng.integers(1, 6, 90),
+            "reviews": rng.integers(0, 300, 90),
+        }
+    )
+    frame.to_csv(tmp_path / "hotels.csv", index=False)
+    problem = (
+        "1. Which brand has the highest average stars?\n"
+        "2. Which brand has the highest average stars among hotels with at least 100 reviews?\n"
+    )
+    summary = offline(tmp_path, problem, tmp_path / "hotels.csv")
+    plain, restricted = summary["answers"]
+    assert plain["answered"] and plain["value"] == frame.groupby("brand")["stars"].mean().idxmax()
+    assert not restricted["answered"] and restricted["value"] is None
+    assert "keeps only some rows ('among …')" in restricted["text"]

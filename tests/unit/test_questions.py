@@ -185,3 +185,10 @@ def test_the_comparison_names_the_question_and_the_value() -> None:
         "final_answers": {key: {"value": 1 + 1e-12, "values": {"p_value": 0.01, "d": math.nan}}}
     }
     assert compare(run, near) == []  # 1e-9 relative
+
+
+def test_named_values_are_written_in_the_benchmarks_form() -> None:
+    from notebook_bcc.rundir.results import named_text
+
+    values = {"countries": ["Kuwait", "Saudi Arabia"], "r": 0.25, "top": "b", "missing": None}
+    assert named_text(values) == "@countries[Kuwait, Saudi Arabia] @r[0.25] @top[b] @missing[]"

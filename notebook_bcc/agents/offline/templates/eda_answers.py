@@ -13,6 +13,8 @@ _BCC_ID_WORDS = r"(^| )(id|key|code|uuid)( |$)"
 _BCC_SUFFIX = r" (id|name|code|mm|cm|m|km|g|kg|lb|lbs|usd|eur|pct|percent)$"
 _BCC_DRIVERS = r" (what|which) .*(determin\w*|drives?|driv\w+|explains?|influenc\w*|affects?|matters?|important|importance|separat\w*|predicts?) "
 _BCC_METRIC = r" (accuracy|r2|r²|rmse|mae|auc|f1|cross validated|cross validation|held out|hold out|test set) "
+# a clause that keeps only some rows ("among hotels with at least 100 reviews"): not applied here
+_BCC_RESTRICTED = r" (among|only|excluding|except|without|at least|at most|more than|fewer than|less than|whose|where|between|after|before|above|below|under|during|within|in \d{4}) "
 _BCC_OWN_PROCEDURE = r"random.state|train.test|\d+ ?%|\bsplit\b|linear regression|logistic|random forest|svm|support vector|decision tree|neighbo|naive bayes|xgboost|lightgbm"
 
 
@@ -106,6 +108,10 @@ def _bcc_rank_answer(question, frame, id_cols):
     q = _bcc_words(question)
     if not re.search(r" (which|what) ", q) or not (re.search(_BCC_MAX, q) or re.search(_BCC_MIN, q)):
         return None
+    restricted = re.search(_BCC_RESTRICTED, q)
+    if restricted:
+        return None, (f"the question keeps only some rows ('{restricted.group(1)} …'), which the "
+                      "offline analyst does not apply: its answer over every row could be wrong")
     groups = _bcc_groups(question, frame, id_cols)
     if not groups:
         return None, "no column of the table is the group the question asks about (ID columns are never read as one)"
