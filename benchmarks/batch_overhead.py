@@ -64,7 +64,9 @@ def main(argv: list[str]) -> int:
                     for j, (p, d) in enumerate(pairs[k : k + 2], k)]  # fmt: skip
             lines += [*runs, "wait"]
         started = time.monotonic()
-        loop = subprocess.run(["bash", "-c", "\n".join(lines)], cwd=ROOT, check=False)
+        loop = subprocess.run(
+            ["bash", "-c", "\n".join(lines)], cwd=ROOT, stdout=subprocess.DEVNULL, check=False
+        )
         loop_s = time.monotonic() - started
         if loop.returncode != 0:
             return 1
