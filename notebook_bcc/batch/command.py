@@ -70,7 +70,10 @@ def batch(
     as_json: Opt[bool, typer.Option("--json", help="one JSON record per finished run")] = False,
     debug: Opt[bool, typer.Option("--debug", help="show tracebacks")] = False,
 ) -> None:
-    """Run every row of MANIFEST as its own `bcc run`; skip completed runs, resume aborted."""
+    """Run every row of MANIFEST as its own `bcc run`; skip completed runs, resume aborted.
+
+    Options of `bcc run` after MANIFEST are defaults; a manifest column overrides its row.
+    """
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         outcome = _batch(ctx, manifest, jobs, out, runs_dir, executor.value, scheduler,
