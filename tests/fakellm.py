@@ -1,7 +1,8 @@
 """A tiny OpenAI-compatible chat server on 127.0.0.1 for tests (stdlib only).
 
-``FakeLLM`` serves ``POST /v1/chat/completions`` (and ``/chat/completions``) from a daemon
-thread on an ephemeral port, records every request (headers and JSON body), and answers:
+``FakeLLM`` serves ``POST /v1/chat/completions`` (and ``/chat/completions``), and Anthropic's
+``POST /v1/messages``, from a daemon thread on an ephemeral port, records every request
+(headers and JSON body), and answers:
 
 1. with the first queued :class:`Reply` whose ``when`` matches the request's
    ``X-BCC-Transition`` (fault injection: status, headers such as ``Retry-After``, a delay,
@@ -10,11 +11,19 @@ thread on an ephemeral port, records every request (headers and JSON body), and 
    ``X-BCC-Transition`` header, whose action runs ``self.code``.
 
 Every handler returns within its reply's bounded delay; ``stop()`` wakes sleeping handlers.
+
+Usage counts four characters a token and plays a provider's prompt cache
+(:class:`PromptCache`): an OpenAI request reports the tokens of its longest prefix shared with
+an earlier request (``prompt_tokens_details.cached_tokens``, from 1,024 tokens on, in steps of
+128, as OpenAI does); an Anthropic request reads the longest prefix up to a ``cache_control``
+mark that an earlier request wrote, and writes the rest up to its last mark
+(``cache_read_input_tokens``, ``cache_creation_input_tokens``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -47,8 +56,15 @@ class Request:
 
     @property
     def last_user(self) -> str:
-        users = [m.get("content") or "" for m in self.messages if m.get("role") == "user"]
+        users = [_text(m.get("content")) for m in self.messages if m.get("role") == "user"]
         return users[-1] if users else ""
+
+    @property
+    def system(self) -> str:
+        """The system prompt's text, in either format (Anthropic's is the body's ``system``)."""
+        if "system" in self.body:
+            return _text(self.body["system"])
+        return "".join(_text(m.get("content")) for m in self.messages if m["role"] == "system")
 
 
 @dataclass
@@ -69,7 +85,68 @@ def scripted_reply(transition: str, code: str, artifact: str = "result") -> str:
     return one_stage(obs, lambda o: code, complete_when=lambda o: True, artifact=artifact)
 
 
-def completion(content: str, prompt_chars: int, model: str = "fake-model") -> dict[str, Any]:
+def _text(content: Any) -> str:
+    """A message's or system block's text: a string, or the text of its parts."""
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+
+
+class PromptCache:
+    """What a provider's prompt cache would serve, in tokens of four characters."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []  # OpenAI: every prompt, for the longest shared prefix
+        self.written: set[str] = set()  # Anthropic: prefixes up to a cache_control mark
+
+    def openai(self, messages: list[dict[str, Any]]) -> tuple[int, int]:
+        """(prompt tokens, cached tokens) of a chat request."""
+        text = "".join(_text(m.get("content")) for m in messages)
+        shared = max((len(os.path.commonprefix([text, t])) for t in self.sent), default=0)
+        self.sent.append(text)
+        tokens = shared // 4
+        return max(1, len(text) // 4), (tokens // 128) * 128 if tokens >= 1024 else 0
+
+    def anthropic(self, body: dict[str, Any]) -> tuple[int, int, int]:
+        """(uncached input tokens, cache read tokens, cache write tokens) of a messages request."""
+        system = body.get("system") or []
+        blocks = [{"text": system}] if isinstance(system, str) else list(system)
+        for m in body.get("messages", []):
+            content = m.get("content")
+            blocks += [{"text": content}] if isinstance(content, str) else list(content or [])
+        text, marks = "", []
+        for block in blocks:
+            text += block.get("text", "")
+            if block.get("cache_control"):
+                marks.append(text)
+        read = max((len(m) for m in marks if m in self.written), default=0)
+        written = len(marks[-1]) - read if marks and len(marks[-1]) > read else 0
+        self.written.update(marks)
+        return (len(text) - read - written) // 4, read // 4, written // 4
+
+
+def anthropic_message(content: str, usage: tuple[int, int, int], model: str) -> dict[str, Any]:
+    uncached, read, written = usage
+    return {
+        "id": f"msg_{time.monotonic_ns()}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": content}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": max(1, uncached),
+            "output_tokens": max(1, len(content) // 4),
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": written,
+        },
+    }
+
+
+def completion(
+    content: str, prompt_chars: int, model: str = "fake-model", cached: int = 0
+) -> dict[str, Any]:
     prompt_tokens, completion_tokens = max(1, prompt_chars // 4), max(1, len(content) // 4)
     return {
         "id": f"chatcmpl-{time.monotonic_ns()}",
@@ -87,6 +164,7 @@ def completion(content: str, prompt_chars: int, model: str = "fake-model") -> di
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached},
         },
     }
 
@@ -110,6 +188,8 @@ class FakeLLM:
         self.policy = policy or (lambda req: scripted_reply(req.transition, self.code))
         self.requests: list[Request] = []
         self.replies: list[Reply] = []
+        self.cache = PromptCache()
+        self.usages: list[dict[str, Any]] = []  # the usage of every 200 reply, as sent
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -162,8 +242,18 @@ class FakeLLM:
             body = error_body(reply.status)
         else:
             content = reply.content if reply.content is not None else self.policy(req)
-            chars = sum(len(m.get("content") or "") for m in req.messages)
-            body = json.dumps(completion(content, chars))
+            model = str(req.body.get("model", "fake-model"))
+            if req.path.rstrip("/").endswith("/messages"):
+                with self._lock:
+                    usage = self.cache.anthropic(req.body)
+                answer = anthropic_message(content, usage, model)
+            else:
+                with self._lock:
+                    tokens, cached = self.cache.openai(req.messages)
+                answer = completion(content, tokens * 4, model, cached)
+            with self._lock:
+                self.usages.append(answer["usage"])
+            body = json.dumps(answer)
         return reply.status, headers, body, min(reply.delay, MAX_DELAY_S)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -190,7 +280,7 @@ class FakeLLM:
                 )
                 with fake._lock:
                     fake.requests.append(req)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                if not self.path.rstrip("/").endswith(("/chat/completions", "/messages")):
                     self._send(404, {"Content-Type": "application/json"}, error_body(404))
                     return
                 status, headers, text, delay = fake._answer(req)

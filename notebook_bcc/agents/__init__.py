@@ -24,6 +24,8 @@ class AgentReply:
     model: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of prompt_tokens, written to it
     cost_usd: float = 0.0
     llm_call: bool = False  # counted against --max-llm-calls
     attempts: tuple[tuple[int, str, str], ...] = ()  # (attempt, status, detail) of retries

@@ -25,9 +25,11 @@ from notebook_bcc.contract.prompts import RenderedPrompt
 from notebook_bcc.errors import LLMError
 from notebook_bcc.kernel.figures import MAX_FIGURES, downscaled_png
 
-__all__ = ["LLMAgent", "key_variable"]
+__all__ = ["LLMAgent", "cache_tokens", "key_variable"]
 
 RETRIES = 4  # attempts after the first
+#: providers whose prompt cache works only where the request sets ``cache_control``
+CACHE_MARK_PROVIDERS = ("anthropic", "bedrock", "vertex_ai", "vertex_ai_beta")
 MAX_RETRY_AFTER_S = 30.0
 _PROVIDER_KEYS = {
     "openai": "OPENAI_API_KEY",
@@ -40,6 +42,18 @@ _PROVIDER_KEYS = {
     "openrouter": "OPENROUTER_API_KEY",
     "deepseek": "DEEPSEEK_API_KEY",
 }
+
+
+def cache_tokens(usage: Any) -> tuple[int, int]:
+    """(read from, written to) the provider's prompt cache, as litellm's usage reports them:
+    OpenAI's ``prompt_tokens_details.cached_tokens``, Anthropic's ``cache_read_input_tokens``
+    and ``cache_creation_input_tokens``. Both are part of ``prompt_tokens``."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    read = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", 0)
+    written = getattr(usage, "cache_creation_input_tokens", None) or getattr(
+        details, "cache_creation_tokens", 0
+    )
+    return int(read or 0), int(written or 0)
 
 
 def key_variable(model: str) -> str:
@@ -113,6 +127,7 @@ class LLMAgent:
         self.run_id = run_id
         self.timeout = timeout
         self._vision: bool | None = None
+        self._marks_cache: bool | None = None
         lt = _litellm()
         try:
             lt.get_llm_provider(model, api_base=api_base)
@@ -142,7 +157,7 @@ class LLMAgent:
             "X-BCC-Location": obs.location or "/",
         }
         messages = [
-            {"role": "system", "content": prompt.system},
+            {"role": "system", "content": self._system_content(prompt)},
             {"role": "user", "content": self._user_content(prompt, obs)},
         ]
 
@@ -178,15 +193,45 @@ class LLMAgent:
             cost = float(lt.completion_cost(completion_response=response) or 0.0)
         except Exception:  # noqa: BLE001 - litellm's 'model isn't mapped' is a bare Exception: price 0
             cost = 0.0
+        cached, written = cache_tokens(usage)
         return AgentReply(
             text=text,
             model=self.model,
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            cached_tokens=cached,
+            cache_write_tokens=written,
             cost_usd=cost,
             llm_call=True,
             attempts=tuple(failures),
         )
+
+    def marks_cache(self) -> bool:
+        """Whether the provider caches only where the request marks it (``cache_control``):
+        Anthropic's models, and others litellm's model map says cache prompts, on the
+        providers that take the mark. OpenAI, DeepSeek and Gemini cache a shared prefix by
+        themselves, so their requests stay plain."""
+        if self._marks_cache is None:
+            lt = _litellm()
+            try:
+                _, provider, _, _ = lt.get_llm_provider(self.model, api_base=self.api_base)
+                caches = bool(lt.utils.supports_prompt_caching(model=self.model))
+            except Exception:  # noqa: BLE001 - an unmapped model: no marks
+                provider, caches = "", False
+            self._marks_cache = caches and provider in CACHE_MARK_PROVIDERS
+        return self._marks_cache
+
+    def _system_content(self, prompt: RenderedPrompt) -> str | list[dict[str, Any]]:
+        """The system message: the run's block, then the agent's instructions; for a provider
+        that caches only where marked, a ``cache_control`` breakpoint after each."""
+        if not self.marks_cache() or not 0 < prompt.run_chars < len(prompt.system):
+            return prompt.system
+        mark = {"type": "ephemeral"}
+        run, own = prompt.system[: prompt.run_chars], prompt.system[prompt.run_chars :]
+        return [
+            {"type": "text", "text": run, "cache_control": mark},
+            {"type": "text", "text": own, "cache_control": mark},
+        ]
 
     def supports_vision(self) -> bool:
         """Whether litellm's model map says the model takes images (unknown models: no)."""

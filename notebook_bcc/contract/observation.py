@@ -116,6 +116,7 @@ class Observation:
     modules: tuple[tuple[str, str], ...] = ()  # (name, module) imported in the kernel
     callables: tuple[tuple[str, str], ...] = ()  # (name, module) functions and classes
     environment: str = ""  # the kernel's Python and packages, one line ("" before it reported)
+    supervised: bool = True  # the problem asks for a model of a target (final_metrics applies)
 
     @property
     def stage(self) -> StageView | None:
@@ -200,6 +201,7 @@ def observe(
     questions: tuple[Question, ...] = (),
     data_preview: tuple[str, ...] = (),
     figures: tuple[Figure, ...] = (),
+    supervised: bool = True,
 ) -> Observation:
     """What the agent of ``event`` sees of the run in state ``s``.
 
@@ -280,4 +282,5 @@ def observe(
         modules=tuple((n, m) for n, m in s.kernel_code.get("modules", [])),
         callables=tuple((n, m) for n, m in s.kernel_code.get("callables", [])),
         environment=s.kernel_environment,
+        supervised=supervised,
     )

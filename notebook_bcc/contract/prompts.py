@@ -1,8 +1,12 @@
 """Renders ``prompts/<EVENT>.md`` from an Observation into a (system, user) pair.
 
-A template is markdown with ``$name`` placeholders (``string.Template``), filled from
-:func:`notebook_bcc.contract.sections.fields`; the line ``<!-- user -->`` separates the system
-part from the user part.
+Every prompt of a run is laid out for a provider's prompt cache: the system part starts with
+the run's block (:mod:`notebook_bcc.contract.run_block`, the same text in every prompt), then
+the agent's own instructions (the same in every prompt of that kind); the user part is the
+run's state, least volatile first (focus, plan, lessons, findings, variables) and the current
+position last. A template is markdown with ``$name`` placeholders (``string.Template``),
+filled from :func:`notebook_bcc.contract.sections.fields`; the line ``<!-- user -->``
+separates the agent's instructions from the state.
 
 What a decision depends on is never cut: the problem and its questions, the plan, the focus,
 the current stage and step goals, the behavior task and its acceptance criteria, the checks
@@ -22,6 +26,7 @@ from string import Template
 
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.payloads import resource_dir
+from notebook_bcc.contract.run_block import run_block
 from notebook_bcc.contract.sections import History, fields
 
 __all__ = [
@@ -44,6 +49,7 @@ class RenderedPrompt:
     system: str
     user: str
     omitted: tuple[str, ...] = ()  # what the budget left out, by name
+    run_chars: int = 0  # system[:run_chars] is the run's block, the same in every prompt
 
     @property
     def size(self) -> int:
@@ -61,10 +67,10 @@ def _template(event: str) -> tuple[Template, Template]:
     return Template(system.strip() + "\n"), Template(user.strip() + "\n")
 
 
-def _substitute(obs: Observation, parts: dict[str, str | History]) -> tuple[str, str]:
+def _substitute(obs: Observation, parts: dict[str, str | History], run: str) -> tuple[str, str]:
     text = {k: v.text() if isinstance(v, History) else v for k, v in parts.items()}
     system_t, user_t = _template(obs.event.value)
-    return system_t.safe_substitute(text), user_t.safe_substitute(text)
+    return run + "\n" + system_t.safe_substitute(text), user_t.safe_substitute(text)
 
 
 def render(obs: Observation, budget: int = PROMPT_BUDGET_CHARS) -> RenderedPrompt:
@@ -74,10 +80,10 @@ def render(obs: Observation, budget: int = PROMPT_BUDGET_CHARS) -> RenderedPromp
     lowest rank (then the largest) loses one whole item, until the prompt fits or no history
     is left; text a decision depends on is never cut, so a prompt may still exceed the budget.
     """
-    parts = fields(obs)
+    parts, run = fields(obs), run_block(obs)
     system_t, user_t = _template(obs.event.value)
     used = {name for t in (system_t, user_t) for name in _placeholders(t)}
-    system, user = _substitute(obs, parts)
+    system, user = _substitute(obs, parts, run)
     while len(system) + len(user) > budget:
         trimmable = [
             k for k, v in parts.items() if k in used and isinstance(v, History) and v.items
@@ -86,11 +92,11 @@ def render(obs: Observation, budget: int = PROMPT_BUDGET_CHARS) -> RenderedPromp
             break
         name = min(trimmable, key=lambda k: (parts[k].rank, -len(parts[k].text())))  # type: ignore[union-attr]
         parts[name] = parts[name].drop_one()  # type: ignore[union-attr]
-        system, user = _substitute(obs, parts)
+        system, user = _substitute(obs, parts, run)
     omitted = tuple(
         f"{k}: {label}" for k, v in parts.items() if isinstance(v, History) for label in v.dropped
     )
-    return RenderedPrompt(obs.event.value, system, user, omitted)
+    return RenderedPrompt(obs.event.value, system, user, omitted, run_chars=len(run) + 1)
 
 
 def _placeholders(template: Template) -> set[str]:

@@ -2,7 +2,7 @@
 an Observation (:func:`fields`).
 
 Sections a decision depends on are plain text and never cut. History (variable details,
-earlier attempts and outputs, findings, lessons, the data preview, deleted names) is a
+earlier attempts and outputs, findings, lessons, deleted names) is a
 :class:`History` of whole items that :func:`notebook_bcc.contract.prompts.render` trims to the
 prompt's budget, least needed first.
 """
@@ -12,14 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from notebook_bcc.contract.observation import (
-    Attempt,
-    CellFact,
-    Observation,
-    StageView,
-    StepView,
-    check_lines,
-)
+from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StepView, check_lines
+from notebook_bcc.contract.plan_view import current_text, focus_text, plan_text, position_text
 from notebook_bcc.fsm import Event
 
 __all__ = ["History", "fields"]
@@ -64,108 +58,6 @@ def _indent(text: str, prefix: str = "  ") -> str:
 
 
 # -- sections that are never cut ----------------------------------------------------------
-def _questions(obs: Observation) -> str:
-    """Each question with the names its answer must carry (``final_answers[q]["values"]``)."""
-    if not obs.questions:
-        return (
-            "(none found: no list item or sentence of the problem asks for a value, so "
-            "`final_answers` is optional and the findings go in `final_summary`. If the problem "
-            "does ask for a value, answer it in final_answers all the same: the summary keeps "
-            "it, marked as added)"
-        )
-    lines = []
-    for i, q in enumerate(obs.questions, 1):
-        lines.append(f"{i}. {q.text}")
-        if q.names:
-            lines.append("   values: " + ", ".join(q.names))
-    return "\n".join(lines)
-
-
-def _plan(obs: Observation) -> str:
-    if not obs.stages:
-        return "(no plan yet)"
-    lines = []
-    for i, stage in enumerate(obs.stages):
-        mark = "→" if i == obs.stage_index else " "
-        lines.append(f"{mark} stage {stage.id} [{stage.status}]: {stage.title} — {stage.goal}")
-        arts = ", ".join(stage.verified_artifacts)
-        if arts:
-            lines.append(f"    artifacts: {arts}")
-        for j, step in enumerate(stage.steps):
-            here = i == obs.stage_index
-            smark = "→" if here and j == obs.step_index else " "
-            lines.append(f"    {smark} step {step.id} [{step.status}]: {step.title}")
-            if here:  # the current stage's steps in full: goals and what they need
-                lines.append(f"        goal: {step.goal}")
-                if step.required_variables:
-                    lines.append(f"        needs: {', '.join(step.required_variables)}")
-    return "\n".join(lines)
-
-
-def _focus(obs: Observation) -> str:
-    """What the planners said to focus on, labelled as their intent when they planned (a
-    planner's guess about the data is not a finding)."""
-    parts = []
-    if obs.focus:
-        parts.append(f"Plan focus (the stage planner's intent, before any cell ran): {obs.focus}")
-    if obs.stage and obs.stage.focus:
-        parts.append(
-            f"Focus of stage {obs.stage.id} (the step planner's intent when it planned the "
-            f"stage; what the cells printed since overrides it): {obs.stage.focus}"
-        )
-    return "\n".join(parts) or "(none given)"
-
-
-def _needs(obs: Observation, names: tuple[str, ...]) -> str:
-    """Required variables, each marked when it is no longer in the kernel."""
-    gone = {g.split(" ", 1)[0] for g in obs.ledger_view.deleted}
-    return ", ".join(f"{n} (deleted since)" if n in gone else n for n in names)
-
-
-def _planned(obs: Observation, label: str, item: StageView | StepView) -> list[str]:
-    """A stage or step of the plan: its goal, its artifacts, what it needs."""
-    parts = [f"{label} `{item.id}` — {item.title}\nGoal: {item.goal}"]
-    if item.verified_artifacts:
-        parts.append(f"{label} artifacts: " + ", ".join(item.verified_artifacts))
-    if item.required_variables:
-        parts.append(f"{label} needs: " + _needs(obs, item.required_variables))
-    return parts
-
-
-def _current(obs: Observation) -> str:
-    parts = []
-    if obs.stage:
-        parts += _planned(obs, "Stage", obs.stage)
-        n = len(obs.stages)
-        last = obs.stage_index == n - 1
-        parts.append(
-            f"Stage {obs.stage_index + 1} of {n}"
-            + (": the last stage of the plan; the run ends when it completes" if last else "")
-        )
-    if obs.step:
-        t = obs.step
-        parts += _planned(obs, "Step", t)
-        if t.pcs:
-            parts.append("PCS considerations: " + "; ".join(f"{a}: {x}" for a, x in t.pcs))
-    if obs.behavior:
-        b = obs.behavior
-        parts.append(
-            f"Behavior `{b.id}` (iteration {obs.iteration}, agent {b.agent})\nTask: {b.task}"
-        )
-        if b.inputs:
-            parts.append("Inputs: " + ", ".join(v.name for v in b.inputs))
-        parts.append(
-            "Outputs (create exactly these names): " + ", ".join(v.name for v in b.outputs)
-        )
-        if b.acceptance:
-            parts.append(
-                "Acceptance criteria (each evaluated by the runner as a Python expression in "
-                "the kernel's namespace after the cells run):\n"
-                + "\n".join(f"- `{c}`" for c in b.acceptance)
-            )
-    return "\n".join(parts) or "(nothing started yet)"
-
-
 def _checks(obs: Observation) -> str:
     return "\n".join(check_lines(obs.artifacts, obs.criteria, obs.notes)) or "(no checks)"
 
@@ -309,7 +201,8 @@ def _findings(obs: Observation) -> History:
             lines = [f"- {stage.id}/{step.id} [{step.status}]"]
             current, gone = _current_findings(step)
             lines += [f"  - ({p}) {_indent(x, '    ')}" for p, x in current]
-            if step.comment and not any(not text for text, _ in step.superseded):
+            whole = not any(not text for text, _ in step.superseded)
+            if step.comment and whole and not step.findings:  # the findings say it already
                 lines.append("  - result: " + _indent(step.comment, "    "))
             lines += [f"  - superseded since: {n} ({why})" for n, why in gone]
             items.append((f"{stage.id}/{step.id}", "\n".join(lines)))
@@ -343,25 +236,17 @@ def _ledger(obs: Observation) -> History:
     )
 
 
-def _preview(obs: Observation) -> History:
-    items = tuple((text.split("\n", 1)[0], text) for text in obs.data_preview)
-    return History(items, "file previews", "(no preview)", rank=2, joiner="\n\n")
-
-
 def fields(obs: Observation) -> dict[str, str | History]:
-    """What each ``$name`` of a template holds for ``obs``: text, or a trimmable History."""
-    ledger = _ledger(obs)
+    """What each ``$name`` of a template holds for ``obs``: text, or a trimmable History.
+    (What every prompt starts with is the run's block: :mod:`notebook_bcc.contract.run_block`.)"""
     return {
-        "problem": obs.problem.strip(),
-        "questions": _questions(obs),
-        "files": "\n".join(f"- {f}" for f in obs.files) or "(none)",
-        "preview": _preview(obs),
         "location": obs.location or "(start)",
         "iteration": str(obs.iteration),
-        "plan": _plan(obs),
-        "focus": _focus(obs),
-        "current": _current(obs),
-        "ledger": ledger,
+        "plan": plan_text(obs),
+        "position": position_text(obs),
+        "current": current_text(obs),
+        "focus": focus_text(obs),
+        "ledger": _ledger(obs),
         "deleted": _deleted(obs),
         "code_names": _code_names(obs),
         "execution": _cells(obs.cells, "(no code ran in this behavior)"),
@@ -378,6 +263,4 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "protected": _protected(obs),
         "behaviors_in_step": str(obs.behaviors_in_step),
         "max_behaviors": str(obs.max_behaviors),
-        "environment": obs.environment
-        or "(the kernel did not report its packages; import only what the cells above import)",
     }

@@ -58,7 +58,7 @@ class TransitionLog:
         self._checks: etree._Element | None = None
         self._guards: list[etree._Element] = []
         self._revisions: list[etree._Element] = []
-        self._usage = (0, 0, 0.0)
+        self._usage = (0, 0, 0.0, 0)
         self.notes: list[str] = []
 
     def relocate(self, location: str, iteration: int) -> None:
@@ -104,9 +104,11 @@ class TransitionLog:
         guard.text = cdata(reason)
         self._guards.append(guard)
 
-    def add_usage(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
-        p, c, u = self._usage
-        self._usage = (p + prompt_tokens, c + completion_tokens, u + cost_usd)
+    def add_usage(
+        self, prompt_tokens: int, completion_tokens: int, cost_usd: float, cached_tokens: int = 0
+    ) -> None:
+        p, c, u, k = self._usage
+        self._usage = (p + prompt_tokens, c + completion_tokens, u + cost_usd, k + cached_tokens)
 
     def add_revision(self, reason: str, changes: list[str]) -> None:
         """A plan revision as applied: its reason, then one ``<change>`` per change."""
@@ -167,12 +169,13 @@ class TransitionLog:
                 guards.append(g)
         for note in self.notes:
             etree.SubElement(root, "note").text = cdata(note)
-        p, c, u = self._usage
+        p, c, u, k = self._usage
         etree.SubElement(
             root,
             "usage",
             prompt_tokens=str(p),
             completion_tokens=str(c),
             cost_usd=f"{u:.6f}",
+            cached_tokens=str(k),
         )
         return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8")

@@ -11,6 +11,7 @@ from nbclient.exceptions import DeadKernelError
 
 from notebook_bcc.errors import BccError, KernelError
 from notebook_bcc.kernel.calls import KernelCalls
+from notebook_bcc.kernel.launch import LATE_OUTPUT_GAP_S
 from notebook_bcc.kernel.outputs import StreamSink, drop_oversized, excerpt, merge_streams
 from notebook_bcc.kernel.records import CellOutcome
 
@@ -43,6 +44,8 @@ class CellExecution(KernelCalls):
         started = monotonic()
         try:
             client.execute_cell(cell, 0)
+            if "header" in (self._last_reply or {}):  # a real reply: the kernel is done
+                client.drain_late_outputs(LATE_OUTPUT_GAP_S)
             dead = False
         except DeadKernelError:
             dead = True

@@ -57,10 +57,12 @@ _OUTSTREAM = "notebook_bcc.kernel.stream.BoundedOutStream"  # bounds each stream
 _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
 
 
-#: Seconds nbclient reads a cell's remaining outputs after its reply, until the kernel is idle.
-#: Its default, 4 s, cut the end of a progress bar's 3,000 updates on a loaded one-core
-#: machine (the messages were sent, and still queued): the notebook lost them without a word.
-IOPUB_DRAIN_S = 15
+#: Seconds nbclient reads a cell's remaining outputs after its reply, until the kernel is idle
+#: (its default). On a loaded one-core machine that cut the end of a progress bar's 3,000
+#: updates, which had been sent and were still queued; ``StreamingClient.drain_late_outputs``
+#: now reads on after it while they keep coming (each within ``LATE_OUTPUT_GAP_S``).
+IOPUB_DRAIN_S = 4
+LATE_OUTPUT_GAP_S = 15.0
 
 
 class KernelLaunch:

@@ -16,13 +16,21 @@ import json
 import re
 from collections import deque
 from pathlib import Path
+from queue import Empty
+from time import monotonic
 from typing import IO, Any
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionComplete
+from nbclient.util import run_sync
+
+#: at most this long is spent reading a cell's late outputs (see ``drain_late_outputs``)
+LATE_DRAIN_CAP_S = 120.0
 
 __all__ = [
     "RICH_OUTPUT_MAX_BYTES",
+    "bounded",
     "StreamSink",
     "StreamingClient",
     "drop_oversized",
@@ -280,7 +288,7 @@ def excerpt(
     if status in ("timeout", "dead"):
         parts.append(f"{ename}: {evalue}\n")
     if cut is None or sink is None:
-        return _bound("".join(parts), limit)
+        return bounded("".join(parts), limit)
     before, after = "".join(parts[:cut]), "".join(parts[cut:])
     head = min(len(before), (limit * 2) // 5)
     rest = limit - head
@@ -291,7 +299,7 @@ def excerpt(
     return before[:head] + marker + shown
 
 
-def _bound(text: str, limit: int) -> str:
+def bounded(text: str, limit: int) -> str:
     """Head and tail of ``text`` within ``limit``, cut at line ends where a line is not longer
     than half of its part (an agent reads whole lines of a table or a result)."""
     if len(text) <= limit:
@@ -318,6 +326,38 @@ class StreamingClient(NotebookClient):
     """
 
     sink: StreamSink | None = None
+    #: the running cell's output poll: (parent msg_id, cell, index) and whether it saw idle
+    polled: tuple[str, Any, int] | None = None
+    idle_seen: bool = False
+
+    async def _async_poll_output_msg(self, parent_msg_id: str, cell: Any, cell_index: int) -> None:
+        self.polled, self.idle_seen = (parent_msg_id, cell, cell_index), False
+        await super()._async_poll_output_msg(parent_msg_id, cell, cell_index)
+        self.idle_seen = True
+
+    def drain_late_outputs(self, quiet_s: float, cap_s: float = LATE_DRAIN_CAP_S) -> bool:
+        """Read the cell's outputs nbclient stopped waiting for (after ``iopub_timeout``, on a
+        client too slow to keep up: the kernel had sent them all before its reply), for as
+        long as they keep coming, each within ``quiet_s``, at most ``cap_s`` in all. True when
+        the kernel's idle was reached (nothing was lost)."""
+        if self.idle_seen or self.polled is None or self.kc is None:
+            return True
+        parent, cell, index = self.polled
+        deadline = monotonic() + cap_s
+        get = run_sync(self.kc.iopub_channel.get_msg)
+        while (left := deadline - monotonic()) > 0:
+            try:
+                msg = get(timeout=min(quiet_s, left))
+            except Empty:
+                return False
+            if msg["parent_header"].get("msg_id") != parent:
+                continue
+            try:
+                self.process_message(msg, cell, index)
+            except CellExecutionComplete:
+                self.idle_seen = True
+                return True
+        return False
 
     def output(
         self, outs: list, msg: dict[str, Any], display_id: str | None, cell_index: int

@@ -163,8 +163,8 @@ def _node_html(node: Node, usage: dict[str, Any]) -> str:
     if node.forced:
         badges += f'<span class="forced">{node.forced} forced</span>'
     cost = (
-        f", {spent.get('prompt_tokens', 0)}+{spent.get('completion_tokens', 0)} tokens, "
-        f"${float(spent.get('cost_usd', 0)):.4f}"
+        f", {spent.get('prompt_tokens', 0)}+{spent.get('completion_tokens', 0)} tokens "
+        f"({spent.get('cached_tokens', 0)} cached), ${float(spent.get('cost_usd', 0)):.4f}"
         if spent.get("prompt_tokens")
         else ""
     )
@@ -343,6 +343,17 @@ td,th{border:1px solid #ddd;padding:.2em .5em;text-align:left}img{max-width:100%
 """
 
 
+def _spent(usage: dict[str, Any]) -> str:
+    """The run's tokens (cached ones apart) and cost, when a model was called."""
+    if not usage.get("prompt_tokens"):
+        return ""
+    return (
+        f", {usage['prompt_tokens']} prompt tokens ({usage.get('cached_tokens', 0)} cached), "
+        f"{usage.get('completion_tokens', 0)} completion tokens, "
+        f"${float(usage.get('cost_usd', 0)):.4f}"
+    )
+
+
 def render_report(root: Path) -> str:
     """The HTML of the run directory ``root`` (any state: running, aborted, completed)."""
     root = Path(root)
@@ -364,7 +375,7 @@ def render_report(root: Path) -> str:
         f"<title>{e(title)} — bcc report</title><style>{STYLE}</style></head><body>"
         f"<h1>{e(title)}</h1><p>Run <code>{e(root.name)}</code>: {e(state.get('fsm_state', ''))}; "
         f"{counters.get('transitions', 0)} transitions, {counters.get('cells', 0)} cells, "
-        f"{counters.get('llm_calls', 0)} model calls. "
+        f"{counters.get('llm_calls', 0)} model calls{_spent(state.get('usage') or {})}. "
         '<a href="notebook.ipynb">notebook.ipynb</a> · <a href="summary.md">summary.md</a></p>'
         f'<section id="results"><h2>Results</h2>{_results(summary)}</section>'
         f'<section id="plan"><h2>Plan</h2><ul class="tree">{tree}</ul></section>'

@@ -64,13 +64,17 @@ class Counters:
 
 @dataclass
 class Usage:
-    prompt_tokens: int = 0
+    prompt_tokens: int = 0  # every prompt token, cached ones included
     completion_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # litellm's price, with the provider's cache discounts
+    cached_tokens: int = 0  # prompt tokens read from the provider's prompt cache
+    cache_write_tokens: int = 0  # prompt tokens written to it (Anthropic bills them apart)
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.cached_tokens += other.cached_tokens
+        self.cache_write_tokens += other.cache_write_tokens
         self.cost_usd = round(self.cost_usd + other.cost_usd, 6)
 
 

@@ -66,7 +66,8 @@ def status_text(run_dir: Path) -> str:
     }
     for where, u in spent.items():
         lines.append(
-            f"  cost    {where:<30} {u['prompt_tokens']}+{u['completion_tokens']} tokens ${u['cost_usd']:.4f}"
+            f"  cost    {where:<30} {u['prompt_tokens']}+{u['completion_tokens']} tokens "
+            f"({u.get('cached_tokens', 0)} cached) ${u['cost_usd']:.4f}"
         )
     if st["outcome"]:
         lines.append(f"outcome   {st['outcome']}")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from notebook_bcc.rundir.results import FINDINGS_NAMES, Asked, answers, named_text, value_text
-from notebook_bcc.rundir.state import WorkflowState
+from notebook_bcc.rundir.state import Usage, WorkflowState
 
 __all__ = ["build_summary", "kernel_words", "render_summary_md"]
 
@@ -43,19 +43,9 @@ def build_summary(
             "guard_overrides": c.guard_overrides,
             "kernel_restarts": c.kernel_restarts,
         },
-        "usage": {
-            "prompt_tokens": u.prompt_tokens,
-            "completion_tokens": u.completion_tokens,
-            "cost_usd": round(u.cost_usd, 6),
-        },
+        "usage": _usage(u),
         "usage_by_location": {
-            k: {
-                "prompt_tokens": v.prompt_tokens,
-                "completion_tokens": v.completion_tokens,
-                "cost_usd": round(v.cost_usd, 6),
-            }
-            for k, v in state.usage_by_location.items()
-            if k.count("/") <= 1
+            k: _usage(v) for k, v in state.usage_by_location.items() if k.count("/") <= 1
         },
         "verification": verification,
         "artifacts": artifacts,
@@ -83,6 +73,18 @@ def build_summary(
         "elapsed_s": state.elapsed_s,
         "kernel": {"where": where, "sandboxed": sandboxed},
         "notebook": str(root / "notebook.ipynb"),
+    }
+
+
+def _usage(u: Usage) -> dict[str, Any]:
+    """Tokens and cost; ``cached_tokens`` and ``cache_write_tokens`` are part of the prompt
+    tokens, and the cost already has the provider's cache discount (litellm's price)."""
+    return {
+        "prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "cached_tokens": u.cached_tokens,
+        "cache_write_tokens": u.cache_write_tokens,
+        "cost_usd": round(u.cost_usd, 6),
     }
 
 
@@ -203,7 +205,8 @@ def render_summary_md(summary: dict[str, Any]) -> str:
         "",
         f"- transitions: {c['transitions']}, cells run: {c['cells']}, failed behaviors: "
         f"{c['failed_behaviors']}, forced transitions: {c['forced_transitions']}",
-        f"- model calls: {c['llm_calls']}, tokens: {u['prompt_tokens']} + {u['completion_tokens']}, "
+        f"- model calls: {c['llm_calls']}, tokens: {u['prompt_tokens']} "
+        f"({u.get('cached_tokens', 0)} of them cached) + {u['completion_tokens']}, "
         f"cost: ${u['cost_usd']:.4f}",
         f"- wall time: {summary['elapsed_s']:.1f} s",
         f"- kernel: {kernel_words(summary.get('kernel') or {})}",

@@ -75,7 +75,9 @@ class AgentExchange:
             for _, status, detail in reply.attempts:  # transport retries inside the call
                 log.add_attempt(reply.model, attempt, asked.system, asked.user, detail, status)
             self.on_reply(reply)
-            log.add_usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
+            log.add_usage(
+                reply.prompt_tokens, reply.completion_tokens, reply.cost_usd, reply.cached_tokens
+            )
             try:
                 parsed = parse_payload(reply.text, root)
                 self.check(parsed)

@@ -199,6 +199,7 @@ class Runner:
             max_behaviors=self.config.max_behaviors_per_step,
             seed=self.config.seed,
             questions=self._spec.questions,
+            supervised=self._spec.supervised,
             data_preview=self._preview,
             figures=self.handlers.figures,
         )
@@ -225,7 +226,15 @@ class Runner:
     def _count_reply(self, reply: AgentReply) -> None:
         s = self.state
         s.counters.llm_calls += int(reply.llm_call)
-        s.add_usage(Usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd))
+        s.add_usage(
+            Usage(
+                reply.prompt_tokens,
+                reply.completion_tokens,
+                reply.cost_usd,
+                reply.cached_tokens,
+                reply.cache_write_tokens,
+            )
+        )
 
     def _next_stage(self, row: fsm.Transition) -> None:
         s = self.state

@@ -425,6 +425,30 @@ def test_small_output_is_not_spilled(spilling: KernelSession, workdir: Path) -> 
     ]  # fmt: skip
 
 
+def test_outputs_nbclient_stopped_waiting_for_are_still_read(spilling: KernelSession) -> None:
+    """On a starved client nbclient's wait for the outputs after the reply (iopub_timeout)
+    ran out before the end of a progress bar (seen on one loaded core): it had been sent, so
+    it is read on while it keeps coming. Here the wait is made zero."""
+    client = spilling._client
+    assert client is not None
+    before, client.iopub_timeout = client.iopub_timeout, 0
+    try:
+        bar = spilling.run_cell(
+            "import sys\n"
+            "for i in range(3000):\n"
+            "    sys.stderr.write(f'\\r{i + 1:5d}/3000 ' + '#' * (i // 100))\n"
+            "    sys.stderr.flush()\n"
+            "print('done')\n",
+            spill_name="1-3",
+        )
+    finally:
+        client.iopub_timeout = before
+    assert client.idle_seen  # the drain reached the kernel's idle
+    assert [(o["name"], o["text"]) for o in bar.outputs] == [
+        ("stderr", f" 3000/3000 {'#' * 29}"), ("stdout", "done\n")
+    ]  # fmt: skip
+
+
 def test_spill_keeps_arrival_order_and_names_the_file(
     spilling: KernelSession, workdir: Path
 ) -> None:

@@ -186,9 +186,9 @@ def test_first_prompt_contains_the_problem_and_the_file_names(recorded: Done):
     first = recorded.requests[0]
     assert first.transition == "START_WORKFLOW"
     assert [m["role"] for m in first.messages] == ["system", "user"]
-    user = first.last_user
-    assert PROBLEM.strip() in user
-    assert DATA in user
+    system = first.system  # the run's block: problem, questions, files, preview
+    assert PROBLEM.strip() in system and PROBLEM.strip() not in first.last_user
+    assert DATA in system
 
 
 def test_the_api_key_reaches_neither_the_run_dir_nor_the_kernel(recorded: Done):

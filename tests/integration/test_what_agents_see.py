@@ -118,6 +118,9 @@ class Seen:
     returncode: int
     stderr: str
 
+    def systems(self, event: str) -> list[str]:
+        return [r.messages[0]["content"] for r in self.requests if r.transition == event]
+
     def users(self, event: str) -> list[str]:
         out = []
         for r in self.requests:
@@ -167,13 +170,14 @@ def test_the_first_step_planner_sees_the_parameters_and_the_data(seen: Seen) -> 
     prompt = seen.users("START_STEP")[0]
     assert "- user_submit_files: list [len 1] = ['assets/widgets.csv']" in prompt
     assert "(no variables yet)" not in prompt
-    assert "- width: float64, 0 missing" in prompt  # the data preview
+    assert "- width: float64, 0 missing" in seen.systems("START_STEP")[0]  # the run's block
 
 
 def test_the_next_stage_sees_focus_findings_lessons_and_no_stale_behavior(seen: Seen) -> None:
     prompt = seen.users("START_STEP")[1]
     assert "FOCUS-OF-THE-PLAN" in prompt
-    assert "FINDING-WITH-NUMBERS 4 widgets" in prompt and "REFLECTOR-COMMENT" in prompt
+    assert "FINDING-WITH-NUMBERS 4 widgets" in prompt
+    assert "REFLECTOR-COMMENT" not in prompt  # the step's findings say it: said once
     assert "- [measure] LESSON-ONE\n  LESSON-TWO" in prompt  # a lesson stays one bullet
     assert "read_b1" not in prompt and "Behavior `" not in prompt
     action = seen.users("COMPLETE_ACTION")[1]

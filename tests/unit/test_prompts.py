@@ -3,10 +3,13 @@ at a time and named, every variable in the kernel named."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StageView, StepView
 from notebook_bcc.contract.payloads import BehaviorPayload, VariableSpec
 from notebook_bcc.contract.prompts import PROMPT_BUDGET_CHARS, render
 from notebook_bcc.fsm import Event
+from notebook_bcc.inputs.questions import Question
 from notebook_bcc.rundir.ledger import LedgerView
 
 STEP = StepView("fit", "Fit", "Fit the model on the training split.", "running", ("model",))
@@ -134,9 +137,9 @@ def test_the_agents_are_told_the_kernels_packages_and_the_planner_the_metrics() 
     for event in ("START_WORKFLOW", "START_STEP", "START_BEHAVIOR", "COMPLETE_ACTION"):
         assert env in render(_obs(event, environment=env)).system, event
     unknown = render(_obs("START_WORKFLOW")).system
-    assert "the kernel did not report its packages" in unknown
-    planner = render(_obs("START_WORKFLOW")).system
-    assert "`baseline_score` (the same metric on the same\n  held-out rows" in planner
+    assert "as the kernel itself reported them: (not reported;" in unknown
+    planner = " ".join(render(_obs("START_WORKFLOW")).system.split())
+    assert "`baseline_score` (the same metric on the same rows" in planner
     behavior = render(_obs("START_BEHAVIOR")).system
     assert "to use a\n  module no cell imported" in behavior
 
@@ -145,16 +148,17 @@ def test_the_second_trial_s_open_points_are_answered_in_the_prompts() -> None:
     """A model asked: what form an open question's value takes, which standard deviation
     cv_std is, how criteria compare floats, whether a lucky split is checked; and it took a
     planner's focus for a finding."""
-    planner = " ".join(render(_obs("START_WORKFLOW")).system.split())
-    assert "for an open question (why, what drives, describe), `value` is its short" in planner
-    assert "numpy's `.std()` computes it, ddof=0" in planner
+    asked = (Question("What drives y?"),)
+    planner = " ".join(render(_obs("START_WORKFLOW", questions=asked)).system.split())
+    assert "for an open question (why, what drives, describe), its short headline" in planner
+    assert "numpy's `.std()`, ddof=0" in planner
     assert "more than two `cv_std` from `cv_mean`" in planner
     assert "`focus` says what to look at, not what you expect to find" in planner
     behavior = " ".join(render(_obs("START_BEHAVIOR")).system.split())
     assert "Compare computed floats with a tolerance" in behavior
     # the third trial: the generator, not only the planner, must know these rules
-    action = " ".join(render(_obs("COMPLETE_ACTION")).system.split())
-    assert "for an open question, `value` is the short headline" in action
+    action = " ".join(render(_obs("COMPLETE_ACTION", questions=asked)).system.split())
+    assert "for an open question (why, what drives, describe), its short headline" in action
     assert "re-runs the saved notebook from the top in a fresh kernel" in action
     assert "lies more than two `cv_std` from `cv_mean`" in action
     stage = StageView("modelling", "Modelling", "Model it.", "running", (), (), (STEP,), "the y")
@@ -201,7 +205,7 @@ def test_a_name_kept_as_a_dicts_key_is_not_called_deleted() -> None:
 def test_the_stage_reflector_knows_its_stage_is_the_last() -> None:
     first = StageView("load", "Load", "Load it.", "complete")
     prompt = render(_obs("COMPLETE_STAGE", stages=(first, STAGE), stage_index=1))
-    assert "Stage 2 of 2: the last stage of the plan; the run ends when it completes" in (
+    assert "Stage 2 of 2: `modelling` (the last stage of the plan; the run ends when it " in (
         prompt.user
     )
     assert "the last stage" not in render(_obs("COMPLETE_STAGE", stages=(STAGE, first))).user
@@ -222,3 +226,78 @@ def test_names_imported_from_modules_are_listed_as_imported() -> None:
         "np = numpy, stats = scipy.stats, LinearRegression (from sklearn.linear_model)" in user
     )
     assert "Functions and classes the notebook defines: helper (signature (x))" in user
+
+
+# -- issue 28: a layout providers can cache, each thing once ------------------------------
+EVENTS = (
+    "START_WORKFLOW", "START_STEP", "START_BEHAVIOR", "COMPLETE_ACTION", "COMPLETE_STEP",
+    "COMPLETE_STAGE",
+)  # fmt: skip
+
+
+def test_every_prompt_starts_with_the_same_run_block_then_the_agents_instructions() -> None:
+    prompts = [render(_obs(e, data_preview=("### assets/d.csv\ncolumns (1): y",))) for e in EVENTS]
+    run = prompts[0].system[: prompts[0].run_chars]
+    assert run.startswith("# A notebook-bcc run") and "### assets/d.csv" in run
+    assert "Predict `y`." in run
+    for p in prompts:
+        assert p.system[: p.run_chars] == run  # the same text, so a provider caches it
+        assert p.system[p.run_chars :].startswith("You are the **")
+        assert "Predict `y`." not in p.system[p.run_chars :] + p.user  # the problem once
+
+
+def test_the_state_runs_from_the_least_volatile_to_the_current_position() -> None:
+    for event in ("START_STEP", "START_BEHAVIOR", "COMPLETE_ACTION", "COMPLETE_STAGE"):
+        user = render(_obs(event)).user
+        heads = [h for h in ("## Focus", "## Plan", "## Lessons", "## Findings",
+                             "## Variables", "## Current position", "## Stage to plan")
+                 if h in user]  # fmt: skip
+        assert [user.index(h) for h in heads] == sorted(user.index(h) for h in heads), event
+        assert heads[-1] in ("## Current position", "## Stage to plan"), event
+
+
+def test_the_plan_shows_no_status_so_it_stays_the_same_while_the_step_changes() -> None:
+    done = StepView("load", "Load", "Load it.", "complete")
+    first = StageView("modelling", "Modelling", "Model it.", "running", (), (), (done, STEP))
+    second = replace(
+        first, steps=(replace(done, status="complete"), replace(STEP, status="complete"))
+    )
+    a = render(_obs("START_BEHAVIOR", stages=(first,), step_index=1)).user
+    b = render(_obs("COMPLETE_STAGE", stages=(second,), step_index=1)).user
+    plan = lambda u: u.split("## Plan\n")[1].split("\n## ")[0]  # noqa: E731
+    assert plan(a) == plan(b)
+    assert "Fit the model on the training split." in plan(a)  # the step goal, whole
+    assert a.count("Fit the model on the training split.") == 1  # not again in the position
+    assert "Steps of this stage: load [complete], fit [running]" in a
+
+
+def test_a_question_the_problem_holds_is_listed_by_its_number_and_first_words() -> None:
+    long = "Calculate the mean and median of the mpg column without excluding any data at all."
+    obs = _obs(
+        "START_BEHAVIOR",
+        problem=f"# Cars\n\n1. {long}\n   Answer format: @mean_mpg[x]",
+        questions=(Question(long, ("mean_mpg",)),),
+    )
+    prompt = render(obs)
+    whole = prompt.system + prompt.user
+    assert whole.count(long) == 1
+    assert "1. Calculate the mean and median of the mpg column without excluding any …" in whole
+    assert "   values: mean_mpg" in whole
+
+
+def test_the_results_contract_is_the_one_that_applies() -> None:
+    plain = render(_obs("START_WORKFLOW", supervised=False)).system
+    assert "final_summary" in plain
+    assert "final_metrics`, when" not in plain and "`final_answers`, left by" not in plain
+    asked = render(_obs("START_WORKFLOW", questions=(Question("How many?"),))).system
+    assert "`final_answers`, left by" in asked and "final_metrics`, when" in asked
+
+
+def test_a_steps_result_is_not_shown_beside_findings_that_say_it() -> None:
+    found = StepView("load", "Load", "Load it.", "complete", comment="COMMENT-1: 344 rows.",
+                     findings=(("high", "344 rows"),))  # fmt: skip
+    bare = StepView("clean", "Clean", "Clean it.", "complete", comment="COMMENT-2: 333 kept.")
+    stage = StageView("prep", "Prep", "Prepare.", "running", (), (), (found, bare, STEP))
+    user = render(_obs("START_BEHAVIOR", stages=(stage,), step_index=2)).user
+    assert "(high) 344 rows" in user and "COMMENT-1" not in user
+    assert "result: COMMENT-2: 333 kept." in user

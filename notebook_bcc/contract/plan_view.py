@@ -1,0 +1,141 @@
+"""The plan and the current position, as prompt text.
+
+The plan (:func:`plan_text`) changes only when the plan does (a stage's steps are planned, a
+revision, a stage completes), so consecutive prompts share it as a cacheable prefix: it shows
+no statuses and no marker of the current step. Where the run stands is :func:`position_text`,
+near the end of a prompt. Prompts without the plan show the current stage and step in full
+(:func:`current_text`): their goals are decision text and are never cut.
+"""
+
+from __future__ import annotations
+
+from notebook_bcc.contract.observation import Observation, StageView, StepView
+from notebook_bcc.fsm import Event
+
+__all__ = ["current_text", "focus_text", "plan_text", "position_text"]
+
+_DONE = ("complete", "failed", "skipped")
+
+
+def _needs(obs: Observation, names: tuple[str, ...]) -> str:
+    """Required variables, each marked when it is no longer in the kernel."""
+    gone = {g.split(" ", 1)[0] for g in obs.ledger_view.deleted}
+    return ", ".join(f"{n} (deleted since)" if n in gone else n for n in names)
+
+
+def plan_text(obs: Observation) -> str:
+    """Every stage with its goal; the steps of a stage not yet done with their goals, what
+    they leave and what they need; a done stage's steps by title."""
+    if not obs.stages:
+        return "(no plan yet)"
+    lines = []
+    for i, stage in enumerate(obs.stages, 1):
+        lines.append(f"stage {i} `{stage.id}`: {stage.title} — {stage.goal}")
+        if stage.verified_artifacts:
+            lines.append(f"    artifacts: {', '.join(stage.verified_artifacts)}")
+        if stage.required_variables:
+            lines.append(f"    needs: {_needs(obs, stage.required_variables)}")
+        for step in stage.steps:
+            if stage.status in _DONE:
+                lines.append(f"    step `{step.id}`: {step.title}")
+                continue
+            lines.append(f"    step `{step.id}`: {step.title} — {step.goal}")
+            if step.verified_artifacts:
+                lines.append(f"        artifacts: {', '.join(step.verified_artifacts)}")
+            if step.required_variables:
+                lines.append(f"        needs: {_needs(obs, step.required_variables)}")
+    return "\n".join(lines)
+
+
+def _progress(obs: Observation) -> list[str]:
+    """Where the run stands: the stages' statuses, then the current stage's steps'."""
+    n = len(obs.stages)
+    stage = obs.stage
+    if stage is None:
+        return []
+    last = obs.stage_index == n - 1
+    lines = [
+        f"Stage {obs.stage_index + 1} of {n}: `{stage.id}`"
+        + (" (the last stage of the plan; the run ends when it completes)" if last else ""),
+        "Stages: " + ", ".join(f"{st.id} [{st.status}]" for st in obs.stages),
+    ]
+    if obs.event == Event.START_STEP:
+        lines.append("Its steps are planned now.")
+    elif stage.steps:
+        lines.append(
+            "Steps of this stage: " + ", ".join(f"{t.id} [{t.status}]" for t in stage.steps)
+        )
+    if obs.step:
+        lines.append(f"Current step {obs.step_index + 1} of {len(stage.steps)}: `{obs.step.id}`")
+    return lines
+
+
+def _pcs(step: StepView) -> list[str]:
+    return (
+        ["PCS considerations: " + "; ".join(f"{a}: {x}" for a, x in step.pcs)] if step.pcs else []
+    )
+
+
+def position_text(obs: Observation) -> str:
+    """The current position for a prompt that shows the plan: no goal is repeated."""
+    lines = _progress(obs)
+    if obs.step:
+        lines += _pcs(obs.step)
+    return "\n".join(lines) or "(nothing started yet)"
+
+
+def _planned(obs: Observation, label: str, item: StageView | StepView) -> list[str]:
+    """A stage or step of the plan: its goal, its artifacts, what it needs."""
+    parts = [f"{label} `{item.id}` — {item.title}\nGoal: {item.goal}"]
+    if item.verified_artifacts:
+        parts.append(f"{label} artifacts: " + ", ".join(item.verified_artifacts))
+    if item.required_variables:
+        parts.append(f"{label} needs: " + _needs(obs, item.required_variables))
+    return parts
+
+
+def current_text(obs: Observation) -> str:
+    """The current stage, step and behavior in full, for a prompt without the plan."""
+    parts = []
+    if obs.stage:
+        parts += _planned(obs, "Stage", obs.stage)
+        n = len(obs.stages)
+        last = obs.stage_index == n - 1
+        parts.append(
+            f"Stage {obs.stage_index + 1} of {n}"
+            + (": the last stage of the plan; the run ends when it completes" if last else "")
+        )
+    if obs.step:
+        parts += _planned(obs, "Step", obs.step)
+        parts += _pcs(obs.step)
+    if obs.behavior:
+        b = obs.behavior
+        parts.append(
+            f"Behavior `{b.id}` (iteration {obs.iteration}, agent {b.agent})\nTask: {b.task}"
+        )
+        if b.inputs:
+            parts.append("Inputs: " + ", ".join(v.name for v in b.inputs))
+        parts.append(
+            "Outputs (create exactly these names): " + ", ".join(v.name for v in b.outputs)
+        )
+        if b.acceptance:
+            parts.append(
+                "Acceptance criteria (each evaluated by the runner as a Python expression in "
+                "the kernel's namespace after the cells run):\n"
+                + "\n".join(f"- `{c}`" for c in b.acceptance)
+            )
+    return "\n".join(parts) or "(nothing started yet)"
+
+
+def focus_text(obs: Observation) -> str:
+    """What the planners said to focus on, labelled as their intent when they planned (a
+    planner's guess about the data is not a finding)."""
+    parts = []
+    if obs.focus:
+        parts.append(f"Plan focus (the stage planner's intent, before any cell ran): {obs.focus}")
+    if obs.stage and obs.stage.focus:
+        parts.append(
+            f"Focus of stage {obs.stage.id} (the step planner's intent when it planned the "
+            f"stage; what the cells printed since overrides it): {obs.stage.focus}"
+        )
+    return "\n".join(parts) or "(none given)"

@@ -1,0 +1,79 @@
+"""The run's block: the text every prompt of a run starts with (``prompts/RUN.md``).
+
+It holds what does not change during a run (the rules every agent follows, the kernel's
+packages, the results contract as it applies to this problem, the problem, its questions and
+the data preview), so a provider's prompt cache serves it after the first call. Nothing in it
+depends on the run's progress, and nothing in it is trimmed: an agent's own instructions and
+the run's state follow it (:mod:`notebook_bcc.contract.prompts`).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from string import Template
+
+from notebook_bcc.contract.observation import Observation
+from notebook_bcc.contract.reply import resource_dir
+
+__all__ = ["questions_text", "results_contract", "run_block"]
+
+ANCHOR_WORDS = 12  # a question whose text is in the problem is named by its first words
+
+
+@lru_cache(maxsize=2)
+def _texts() -> tuple[Template, dict[str, str]]:
+    run = (resource_dir() / "RUN.md").read_text(encoding="utf-8")
+    parts = re.split(r"<!-- (\w+) -->\n", (resource_dir() / "RESULTS.md").read_text("utf-8"))
+    contract = {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+    return Template(run.strip() + "\n"), contract
+
+
+def results_contract(obs: Observation) -> str:
+    """The results the run leaves: answers when it has questions, metrics when the problem
+    asks for a model of a target, a summary always."""
+    contract = _texts()[1]
+    kinds = [k for k, wanted in (("answers", obs.questions), ("metrics", obs.supervised)) if wanted]
+    return "\n".join(contract[k] for k in (*kinds, "summary"))
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def questions_text(obs: Observation) -> str:
+    """Each question by its number, with the names its answer must carry. A question whose
+    text the problem holds word for word is named by its first words: the problem above has
+    it whole, and the number is its key."""
+    if not obs.questions:
+        return (
+            "(none found: no list item or sentence of the problem asks for a value, so "
+            "`final_answers` is optional. If the problem does ask for a value, answer it in "
+            "`final_answers` all the same: the summary keeps it, marked as added)"
+        )
+    problem = _words(obs.problem)
+    lines = [
+        '(keys of `final_answers`: the number as a string, `"1"`, or the text without its '
+        "number; a question shortened with … is whole in the problem above)"
+    ]
+    for i, q in enumerate(obs.questions, 1):
+        words = q.text.split()
+        short = len(words) > ANCHOR_WORDS and _words(q.text) in problem
+        text = " ".join(words[:ANCHOR_WORDS]) + " …" if short else q.text
+        lines.append(f"{i}. {text}")
+        if q.names:
+            lines.append("   values: " + ", ".join(q.names))
+    return "\n".join(lines)
+
+
+def run_block(obs: Observation) -> str:
+    """The block every prompt of the run starts with, the same text each time."""
+    environment = obs.environment or ("(not reported; import only what the cells above import)")
+    return _texts()[0].safe_substitute(
+        environment=environment,
+        results_contract=results_contract(obs),
+        problem=obs.problem.strip(),
+        questions=questions_text(obs),
+        files="\n".join(f"- {f}" for f in obs.files) or "(none)",
+        preview="\n\n".join(obs.data_preview) or "(no preview)",
+    )
