@@ -110,10 +110,10 @@ def main() -> None:
             codes = {"before": before, "after": ROOT}
         totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
         try:
-            for run in runs:
+            for n, run in enumerate(runs, 1):
                 print(f"\n{run} (recorded: {len(requests(run))} requests)")
                 for label, code in codes.items():
-                    m = measure(replay(run, Path(tmp) / f"{label}-{run.name}", code))
+                    m = measure(replay(run, Path(tmp) / f"{label}-{n}", code))
                     t = totals[label]
                     t[0] += m["calls"]  # type: ignore[operator]
                     t[1] += m["chars"]  # type: ignore[operator]

@@ -24,21 +24,26 @@ def _needs(obs: Observation, names: tuple[str, ...]) -> str:
 
 
 def plan_text(obs: Observation) -> str:
-    """Every stage with its goal; the steps of a stage not yet done with their goals, what
-    they leave and what they need; a done stage's steps by title."""
+    """Every stage not yet done with its goal, and its steps with their goals, what they leave
+    and what they need; a done stage and its steps by title (its findings and lesson say what
+    it found). The behavior arranger, which works inside the current stage, sees the other
+    stages by title."""
     if not obs.stages:
         return "(no plan yet)"
     lines = []
+    arranging = obs.event == Event.START_BEHAVIOR  # the arranger works in one stage
     for i, stage in enumerate(obs.stages, 1):
+        done = stage.status in _DONE
+        if done or (arranging and i != obs.stage_index + 1):
+            lines.append(f"stage {i} `{stage.id}`: {stage.title}")
+            lines += [f"    step `{t.id}`: {t.title}" for t in stage.steps if done]
+            continue
         lines.append(f"stage {i} `{stage.id}`: {stage.title} — {stage.goal}")
         if stage.verified_artifacts:
             lines.append(f"    artifacts: {', '.join(stage.verified_artifacts)}")
         if stage.required_variables:
             lines.append(f"    needs: {_needs(obs, stage.required_variables)}")
         for step in stage.steps:
-            if stage.status in _DONE:
-                lines.append(f"    step `{step.id}`: {step.title}")
-                continue
             lines.append(f"    step `{step.id}`: {step.title} — {step.goal}")
             if step.verified_artifacts:
                 lines.append(f"        artifacts: {', '.join(step.verified_artifacts)}")
@@ -79,7 +84,7 @@ def _pcs(step: StepView) -> list[str]:
 def position_text(obs: Observation) -> str:
     """The current position for a prompt that shows the plan: no goal is repeated."""
     lines = _progress(obs)
-    if obs.step:
+    if obs.step and obs.event == Event.START_BEHAVIOR:  # the arranger shapes the work by them
         lines += _pcs(obs.step)
     return "\n".join(lines) or "(nothing started yet)"
 
@@ -107,7 +112,8 @@ def current_text(obs: Observation) -> str:
         )
     if obs.step:
         parts += _planned(obs, "Step", obs.step)
-        parts += _pcs(obs.step)
+        if obs.event != Event.COMPLETE_STEP:  # how to work: the generator's, not the judge's
+            parts += _pcs(obs.step)
     if obs.behavior:
         b = obs.behavior
         parts.append(
@@ -118,7 +124,8 @@ def current_text(obs: Observation) -> str:
         parts.append(
             "Outputs (create exactly these names): " + ", ".join(v.name for v in b.outputs)
         )
-        if b.acceptance:
+        checked = {c[0] for c in obs.criteria}
+        if b.acceptance and not set(b.acceptance) <= checked:  # else the checks list them
             parts.append(
                 "Acceptance criteria (each evaluated by the runner as a Python expression in "
                 "the kernel's namespace after the cells run):\n"

@@ -47,22 +47,19 @@ def questions_text(obs: Observation) -> str:
     it whole, and the number is its key."""
     if not obs.questions:
         return (
-            "(none found: no list item or sentence of the problem asks for a value, so "
-            "`final_answers` is optional. If the problem does ask for a value, answer it in "
-            "`final_answers` all the same: the summary keeps it, marked as added)"
+            "(none found, so `final_answers` is optional; a value the problem asks for all "
+            "the same goes in it, and the summary keeps it, marked as added)"
         )
-    problem = _words(obs.problem)
-    lines = [
-        '(keys of `final_answers`: the number as a string, `"1"`, or the text without its '
-        "number; a question shortened with … is whole in the problem above)"
-    ]
+    problem, lines, shortened = _words(obs.problem), [], False
     for i, q in enumerate(obs.questions, 1):
         words = q.text.split()
         short = len(words) > ANCHOR_WORDS and _words(q.text) in problem
-        text = " ".join(words[:ANCHOR_WORDS]) + " …" if short else q.text
-        lines.append(f"{i}. {text}")
+        shortened |= short
+        lines.append(f"{i}. " + (" ".join(words[:ANCHOR_WORDS]) + " …" if short else q.text))
         if q.names:
             lines.append("   values: " + ", ".join(q.names))
+    if shortened:
+        lines.append("(a question shortened with … is whole in the problem above)")
     return "\n".join(lines)
 
 

@@ -15,10 +15,14 @@ from dataclasses import dataclass, replace
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StepView, check_lines
 from notebook_bcc.contract.plan_view import current_text, focus_text, plan_text, position_text
 from notebook_bcc.fsm import Event
+from notebook_bcc.kernel.outputs import bounded
 
 __all__ = ["History", "fields"]
 
 DELETED_WITH_REASON = 20  # the latest deleted names say why (deprecated, replacement)
+#: a cell's output in the stage reflector's record of the step: the behavior reflector read it
+#: whole (up to the excerpt's 4,000) and its comment and reasoning come with it
+RECORD_CELL_CHARS = 1500
 
 
 @dataclass(frozen=True)
@@ -116,13 +120,14 @@ def _deleted(obs: Observation) -> History:
 
 
 # -- history, trimmed whole items at a time -----------------------------------------------
-def _cell_text(i: int, cell: CellFact, with_code: bool = False) -> str:
+def _cell_text(i: int, cell: CellFact, with_code: bool = False, limit: int = 0) -> str:
     head = f"cell {i}: {cell.status}"
     if cell.error_name:
         head += f" — {cell.error_name}: {cell.error_value or ''}"
     if with_code and cell.code.strip():
         head += f"\ncode:\n```python\n{cell.code.strip()}\n```\noutput:"
     body = cell.excerpt.rstrip().lstrip("\n")  # keep a table's first-line indent
+    body = bounded(body, limit) if limit else body
     figs = "".join(f"\n[figure] {f}" for f in cell.figures)
     return f"{head}\n{body}{figs}" if body else head + figs
 
@@ -135,7 +140,8 @@ def _cells(cells: tuple[CellFact, ...], empty: str) -> History:
 def _attempt_text(a: Attempt, with_cells: bool) -> str:
     lines = [f"#### {a.behavior} (iteration {a.iteration})", f"Task: {a.task}"]
     if with_cells:
-        lines += [_cell_text(i, c) for i, c in enumerate(a.cells, 1)] or ["(no code ran)"]
+        cells = [_cell_text(i, c, limit=RECORD_CELL_CHARS) for i, c in enumerate(a.cells, 1)]
+        lines += cells or ["(no code ran)"]
     else:
         status = ", ".join(c.status for c in a.cells) or "no code ran"
         errors = [f"{c.error_name}: {c.error_value}" for c in a.cells if c.error_name]
@@ -236,6 +242,21 @@ def _ledger(obs: Observation) -> History:
     )
 
 
+def _ledger_brief(obs: Observation) -> str:
+    """Every variable in the kernel by name, kind, size and status, without its details: for
+    the reflectors, who read the values in the cells' output."""
+    lines = []
+    for label, _ in obs.ledger_view.lines:
+        name, _, note = label.partition(" ")
+        rec = obs.variable(name)
+        size = (rec.shape or (f"len {rec.length}" if rec.length is not None else "")) if rec else ""
+        kind = f": {rec.kind}" if rec else ""
+        lines.append(
+            f"- {name}{kind}" + (f" [{size}]" if size else "") + (f" {note}" if note else "")
+        )
+    return "\n".join(lines) or "(no variables yet)"
+
+
 def fields(obs: Observation) -> dict[str, str | History]:
     """What each ``$name`` of a template holds for ``obs``: text, or a trimmable History.
     (What every prompt starts with is the run's block: :mod:`notebook_bcc.contract.run_block`.)"""
@@ -247,6 +268,7 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "current": current_text(obs),
         "focus": focus_text(obs),
         "ledger": _ledger(obs),
+        "ledger_brief": _ledger_brief(obs),
         "deleted": _deleted(obs),
         "code_names": _code_names(obs),
         "execution": _cells(obs.cells, "(no code ran in this behavior)"),

@@ -20,7 +20,7 @@ _SKIP = {"In", "Out", "exit", "quit", "get_ipython"}
 _MAX_VARS = 500
 _MAX_COLS = 300  # a DataFrame's column names, listed whole up to this many (then counted)
 _MAX_KEYS = 100  # a dict's keys, listed whole up to this many (then counted)
-_DICT_CHARS = 3000  # what a dict's values share, each shortened to its part, on one line
+_DICT_CHARS = 1500  # what a dict's values share, each shortened to its part, on one line
 _REPR_CHARS = 600
 _SMALL_SERIES = 20  # a Series this short shows its values
 
@@ -44,6 +44,12 @@ class _OrderedRepr(_reprlib.Repr):
         if _is_estimator(x):
             return self._trim(_estimator_text(x))
         return super().repr_instance(x, level)
+
+    # six significant digits: a ledger line is read, not recomputed
+    def repr_float(self, x, level):
+        return repr(float(f"{x:.6g}"))
+
+    repr_float64 = repr_float32 = repr_float
 
     def _trim(self, text):
         limit = self.maxother

@@ -180,8 +180,8 @@ def test_the_next_stage_sees_focus_findings_lessons_and_no_stale_behavior(seen: 
     assert "REFLECTOR-COMMENT" not in prompt  # the step's findings say it: said once
     assert "- [measure] LESSON-ONE\n  LESSON-TWO" in prompt  # a lesson stays one bullet
     assert "read_b1" not in prompt and "Behavior `" not in prompt
-    action = seen.users("COMPLETE_ACTION")[1]
-    assert "FOCUS-OF-THE-PLAN" in action and "FOCUS-OF-THE-STAGE" in action
+    arranger = seen.users("START_BEHAVIOR")[1]
+    assert "FOCUS-OF-THE-PLAN" in arranger and "FOCUS-OF-THE-STAGE" in arranger
 
 
 def test_a_deprecated_but_kept_variable_is_listed_as_such(seen: Seen) -> None:

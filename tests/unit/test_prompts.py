@@ -137,9 +137,9 @@ def test_the_agents_are_told_the_kernels_packages_and_the_planner_the_metrics() 
     for event in ("START_WORKFLOW", "START_STEP", "START_BEHAVIOR", "COMPLETE_ACTION"):
         assert env in render(_obs(event, environment=env)).system, event
     unknown = render(_obs("START_WORKFLOW")).system
-    assert "as the kernel itself reported them: (not reported;" in unknown
+    assert "as it reported them: (not reported;" in unknown
     planner = " ".join(render(_obs("START_WORKFLOW")).system.split())
-    assert "`baseline_score` (the same metric on the same rows" in planner
+    assert "`baseline_score` (same rows, a baseline that ignores the features" in planner
     behavior = render(_obs("START_BEHAVIOR")).system
     assert "to use a\n  module no cell imported" in behavior
 
@@ -159,10 +159,10 @@ def test_the_second_trial_s_open_points_are_answered_in_the_prompts() -> None:
     # the third trial: the generator, not only the planner, must know these rules
     action = " ".join(render(_obs("COMPLETE_ACTION", questions=asked)).system.split())
     assert "for an open question (why, what drives, describe), its short headline" in action
-    assert "re-runs the saved notebook from the top in a fresh kernel" in action
+    assert "re-runs the notebook from the top in a fresh kernel" in action
     assert "lies more than two `cv_std` from `cv_mean`" in action
     stage = StageView("modelling", "Modelling", "Model it.", "running", (), (), (STEP,), "the y")
-    user = render(_obs("COMPLETE_ACTION", stages=(stage,), focus="y may be skewed")).user
+    user = render(_obs("START_BEHAVIOR", stages=(stage,), focus="y may be skewed")).user
     assert "Plan focus (the stage planner's intent, before any cell ran): y may be skewed" in user
     assert "the step planner's intent when it planned the stage" in user
 
@@ -288,9 +288,9 @@ def test_a_question_the_problem_holds_is_listed_by_its_number_and_first_words() 
 def test_the_results_contract_is_the_one_that_applies() -> None:
     plain = render(_obs("START_WORKFLOW", supervised=False)).system
     assert "final_summary" in plain
-    assert "final_metrics`, when" not in plain and "`final_answers`, left by" not in plain
+    assert "final_metrics`, when" not in plain and "`final_answers`: a dict" not in plain
     asked = render(_obs("START_WORKFLOW", questions=(Question("How many?"),))).system
-    assert "`final_answers`, left by" in asked and "final_metrics`, when" in asked
+    assert "`final_answers`: a dict" in asked and "final_metrics`, when" in asked
 
 
 def test_a_steps_result_is_not_shown_beside_findings_that_say_it() -> None:

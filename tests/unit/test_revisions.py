@@ -57,9 +57,13 @@ def _revision(xml: str = RETRY) -> PlanRevision:
 
 def test_every_example_in_the_prompts_is_a_valid_payload() -> None:
     examples = template_examples()
-    assert sum(kind == "reflection" for kind, _ in examples) == 2  # with and without revision
+    assert sum(kind == "reflection" for kind, _ in examples) == 1
     for kind, xml in examples:
         parse_payload(xml, kind)
+    behavior = next(x for k, x in examples if k == "reflection")  # every change, one example
+    reflection = parse_payload(behavior, "reflection").value
+    assert reflection.revision is not None and len(reflection.revision.changes) == 4
+    assert reflection.revision.superseded == (("explore/missing_values", "not yet measured"),)
     stage = next(x for k, x in examples if k == "stage_reflection")
     value = parse_payload(stage, "stage_reflection").value
     assert isinstance(value, StageReflectionPayload) and value.revision is not None
