@@ -37,6 +37,7 @@ class History:
     dropped: tuple[str, ...] = ()
     joiner: str = "\n"
     prefix: str = ""
+    ranks: tuple[int, ...] = ()  # per item: the highest is dropped first (else by position)
 
     def text(self) -> str:
         body = self.joiner.join(t for _, t in self.items)
@@ -50,9 +51,14 @@ class History:
         return f"{body}\n{note}" if body else note
 
     def drop_one(self) -> History:
-        i = len(self.items) - 1 if self.drop_from_end else 0
+        if self.ranks:
+            i = max(range(len(self.items)), key=self.ranks.__getitem__)
+        else:
+            i = len(self.items) - 1 if self.drop_from_end else 0
         dropped = (*self.dropped, self.items[i][0])
-        return replace(self, items=self.items[:i] + self.items[i + 1 :], dropped=dropped)
+        ranks = self.ranks[:i] + self.ranks[i + 1 :]
+        items = self.items[:i] + self.items[i + 1 :]
+        return replace(self, items=items, dropped=dropped, ranks=ranks)
 
 
 def _indent(text: str, prefix: str = "  ") -> str:
@@ -231,14 +237,24 @@ def _current_findings(
     return current, gone
 
 
+def _born_order(obs: Observation) -> list[int]:
+    """The ledger's lines (ranked) in the order their variables were born: a list that only
+    grows at its end, so consecutive prompts share its start."""
+    view = obs.ledger_view
+    born = view.born or tuple(range(len(view.lines)))
+    return sorted(range(len(view.lines)), key=born.__getitem__)
+
+
 def _ledger(obs: Observation) -> History:
-    items = tuple(obs.ledger_view.lines)
+    """Every variable with its details, oldest first; over budget, the lowest ranked (the
+    current step's needs and artifacts rank first) lose their details first."""
+    order = _born_order(obs)
     return History(
-        items,
+        tuple(obs.ledger_view.lines[i] for i in order),
         "variables' details (still in the kernel)",
         "(no variables yet)",
         rank=1,
-        drop_from_end=True,
+        ranks=tuple(order),
     )
 
 
@@ -246,7 +262,7 @@ def _ledger_brief(obs: Observation) -> str:
     """Every variable in the kernel by name, kind, size and status, without its details: for
     the reflectors, who read the values in the cells' output."""
     lines = []
-    for label, _ in obs.ledger_view.lines:
+    for label, _ in (obs.ledger_view.lines[i] for i in _born_order(obs)):
         name, _, note = label.partition(" ")
         rec = obs.variable(name)
         size = (rec.shape or (f"len {rec.length}" if rec.length is not None else "")) if rec else ""

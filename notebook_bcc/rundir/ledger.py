@@ -89,6 +89,7 @@ class LedgerView:
 
     lines: tuple[tuple[str, str], ...]
     deleted: tuple[str, ...] = ()
+    born: tuple[int, ...] = ()  # per line, its variable's birth order (prompts list by it)
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,7 @@ class VariableLedger:
             else:
                 why = f"no longer in the kernel after {r.updated_by}"
             gone.append(f"{r.name} ({why})")
-        return LedgerView(lines, tuple(gone))
+        return LedgerView(lines, tuple(gone), tuple(order[r.name] for r in ranked))
 
     def _current(self, name: str) -> str:
         """Where a chain of replacements ends: the first name still in the kernel, or none."""
