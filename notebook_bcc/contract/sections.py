@@ -15,14 +15,10 @@ from dataclasses import dataclass, replace
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StepView, check_lines
 from notebook_bcc.contract.plan_view import current_text, focus_text, plan_text, position_text
 from notebook_bcc.fsm import Event
-from notebook_bcc.kernel.outputs import bounded
 
 __all__ = ["History", "fields"]
 
 DELETED_WITH_REASON = 20  # the latest deleted names say why (deprecated, replacement)
-#: a cell's output in the stage reflector's record of the step: the behavior reflector read it
-#: whole (up to the excerpt's 4,000) and its comment and reasoning come with it
-RECORD_CELL_CHARS = 1500
 
 
 @dataclass(frozen=True)
@@ -70,11 +66,6 @@ def _indent(text: str, prefix: str = "  ") -> str:
 # -- sections that are never cut ----------------------------------------------------------
 def _checks(obs: Observation) -> str:
     return "\n".join(check_lines(obs.artifacts, obs.criteria, obs.notes)) or "(no checks)"
-
-
-def _figures(obs: Observation) -> str:
-    notes = [f for c in obs.cells for f in c.figures]
-    return "\n".join(f"- {n}" for n in notes) or "(no figures)"
 
 
 def _protected(obs: Observation) -> str:
@@ -126,14 +117,13 @@ def _deleted(obs: Observation) -> History:
 
 
 # -- history, trimmed whole items at a time -----------------------------------------------
-def _cell_text(i: int, cell: CellFact, with_code: bool = False, limit: int = 0) -> str:
+def _cell_text(i: int, cell: CellFact, with_code: bool = False) -> str:
     head = f"cell {i}: {cell.status}"
     if cell.error_name:
         head += f" — {cell.error_name}: {cell.error_value or ''}"
     if with_code and cell.code.strip():
         head += f"\ncode:\n```python\n{cell.code.strip()}\n```\noutput:"
     body = cell.excerpt.rstrip().lstrip("\n")  # keep a table's first-line indent
-    body = bounded(body, limit) if limit else body
     figs = "".join(f"\n[figure] {f}" for f in cell.figures)
     return f"{head}\n{body}{figs}" if body else head + figs
 
@@ -146,8 +136,7 @@ def _cells(cells: tuple[CellFact, ...], empty: str) -> History:
 def _attempt_text(a: Attempt, with_cells: bool) -> str:
     lines = [f"#### {a.behavior} (iteration {a.iteration})", f"Task: {a.task}"]
     if with_cells:
-        cells = [_cell_text(i, c, limit=RECORD_CELL_CHARS) for i, c in enumerate(a.cells, 1)]
-        lines += cells or ["(no code ran)"]
+        lines += [_cell_text(i, c) for i, c in enumerate(a.cells, 1)] or ["(no code ran)"]
     else:
         status = ", ".join(c.status for c in a.cells) or "no code ran"
         errors = [f"{c.error_name}: {c.error_value}" for c in a.cells if c.error_name]
@@ -289,7 +278,6 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "code_names": _code_names(obs),
         "execution": _cells(obs.cells, "(no code ran in this behavior)"),
         "checks": _checks(obs),
-        "figures": _figures(obs),
         "feedback": obs.feedback or "(none)",
         "attempts": _attempts(obs, with_cells=False, current_too=False),
         "attempts_before_feedback": _attempts(

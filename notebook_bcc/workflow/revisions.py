@@ -62,10 +62,15 @@ def check(revision: PlanRevision, state: WorkflowState, kind: str) -> None:
     for path, text in revision.superseded:
         target = _step_at(state, path)
         if target is None:
-            raise refuse(f"<supersede step='{path}'> names no step (use stage_id/step_id)")
+            message = f"<supersede step='{path}'> names no step (use stage_id/step_id)"
+            raise PayloadError(f"<plan_revision>: {message}", kind=kind)
         if text and not any(text.lower() in f.lower() for _, f in target.findings):
             listed = "; ".join(f for _, f in target.findings) or "none"
-            raise refuse(f"no finding of {path} contains {text!r} (its findings: {listed})")
+            raise PayloadError(
+                f"<plan_revision>: no finding of {path} contains {text!r}: the text must be a "
+                f"part of one of its findings as written (its findings: {listed})",
+                kind=kind,
+            )
 
 
 def apply(revision: PlanRevision, state: WorkflowState) -> list[str]:

@@ -63,7 +63,7 @@ def test_every_example_in_the_prompts_is_a_valid_payload() -> None:
     behavior = next(x for k, x in examples if k == "reflection")  # every change, one example
     reflection = parse_payload(behavior, "reflection").value
     assert reflection.revision is not None and len(reflection.revision.changes) == 4
-    assert reflection.revision.superseded == (("explore/missing_values", "not yet measured"),)
+    assert reflection.revision.superseded == ()  # the stage reflector retires findings
     stage = next(x for k, x in examples if k == "stage_reflection")
     value = parse_payload(stage, "stage_reflection").value
     assert isinstance(value, StageReflectionPayload) and value.revision is not None
@@ -114,7 +114,10 @@ def test_a_change_to_what_is_done_or_not_there_is_refused(change: str, message: 
     with pytest.raises(PayloadError) as caught:
         revisions.check(_revision(xml), _state(), "reflection")
     assert message in str(caught.value)
-    assert "only what is still to come" in str(caught.value)  # the remedy, for the repair
+    if "supersede" in change:  # the remedy, for the repair: what a finding's text must be
+        assert "must be a part of one of its findings as written" in str(caught.value)
+    else:
+        assert "only what is still to come" in str(caught.value)
 
 
 def test_a_revision_needs_a_reason() -> None:
