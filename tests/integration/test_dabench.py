@@ -58,7 +58,7 @@ final_answers = {
 
 
 def _policy(req: Request) -> str:
-    code = ONE if "Questions on one.csv" in req.last_user else TWO
+    code = ONE if "Questions on one.csv" in req.system else TWO  # the run's block
     return scripted_reply(req.transition, code, artifact="final_answers")
 
 

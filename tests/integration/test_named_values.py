@@ -167,10 +167,12 @@ def expected(frame: pd.DataFrame) -> list[dict]:
 
 def test_all_six_imperative_items_are_listed_with_their_names(done: Done) -> None:
     [planner] = [r for r in done.requests if r.transition == "START_WORKFLOW"]
-    prompt = planner.last_user
+    prompt = planner.system  # the run's block holds the problem and its questions
     section = prompt.split("## Questions the problem asks", 1)[1].split("\n## ", 1)[0]
-    for i, key in enumerate(KEYS, 1):
-        assert f"{i}. {key}\n" in section
+    for i, key in enumerate(KEYS, 1):  # a question the problem holds whole: its first words
+        words = key.split()
+        shown = " ".join(words[:12]) + " …" if len(words) > 12 else key
+        assert f"{i}. {shown}\n" in section
     assert "   values: mean_income, std_income\n" in section
     assert "   values: r, p_value, strength\n" in section
     assert section.count("p_value") == 2  # one name, two questions: each its own
