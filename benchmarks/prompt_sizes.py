@@ -6,6 +6,7 @@ replay's logs. With ``--baseline REV`` the same runs are replayed by the code of
 (a ``git worktree``, with this checkout's environment), so one run prints before and after.
 
 Figures per run: model calls; prompt characters (system + user, every request as sent); the
+problems :func:`what_is_seen` finds (what an agent needs and does not get whole); the
 cacheable share (of those characters, the ones within a prefix that an earlier prompt of the
 same run already sent: what OpenAI, DeepSeek and Gemini cache by themselves, and Anthropic
 caches where the request marks it); prompts with history left out by the budget. Per prompt
@@ -53,6 +54,64 @@ def cacheable(texts: list[str]) -> int:
     return total
 
 
+def _logs(run: Path) -> list[etree._Element]:
+    parser = etree.XMLParser(huge_tree=True, resolve_entities=False, no_network=True)
+    paths = sorted((run / "logs").glob("[0-9]*_*.xml"))
+    keep = [p for p in paths if not p.name.endswith((".attempts.xml", ".abandoned.xml"))]
+    return [etree.parse(str(p), parser).getroot() for p in keep]
+
+
+def _sent(log: etree._Element) -> str:
+    request = log.findall("request")[-1]
+    return "\n".join(p.text or "" for p in request.iter("prompt"))
+
+
+def what_is_seen(run: Path) -> list[str]:
+    """Where a replay's prompts miss what their agent needs: each behavior's task and every
+    criterion whole in the generator's and the behavior reflector's prompts; every stage and
+    step goal whole where it is shown (the text after "Goal: " or " — " matches the plan's);
+    no "chars omitted" marker outside a cell's output; some of the step's output in every
+    stage reflector prompt."""
+    problems, task, criteria = [], "", []
+    goals: dict[str, str] = {}
+    for log in _logs(run):
+        event = log.get("event")
+        if log.find("request") is not None:  # the prompt, before this reply changes the plan
+            problems += _missed(log, task, criteria, goals)
+        payload = log.find("payload")
+        if payload is None:
+            continue
+        for el in payload.iter("stage", "step", "revise_step", "revise_stage", "add_step"):
+            goal = el.findtext("goal")
+            if goal and el.get("id"):
+                goals[el.get("id")] = goal.strip()
+        behavior = payload.find("behavior")
+        if behavior is not None and event == "START_BEHAVIOR":
+            task = (behavior.findtext("task") or "").strip()
+            criteria = [(c.text or "").strip() for c in behavior.iter("criterion")]
+    return problems
+
+
+def _missed(
+    log: etree._Element, task: str, criteria: list[str], goals: dict[str, str]
+) -> list[str]:
+    event, text = log.get("event"), _sent(log)
+    where, problems = f"{log.get('seq')} {event}", []
+    if event in ("COMPLETE_ACTION", "COMPLETE_STEP"):
+        if task not in text:
+            problems.append(f"{where}: the behavior's task is not whole")
+        problems += [f"{where}: criterion not whole: {c[:60]}" for c in criteria if c not in text]
+    for ident, goal in goals.items():
+        if f"`{ident}`" in text and goal[:40] in text and goal not in text:
+            problems.append(f"{where}: the goal of {ident} is cut")
+    for line in text.splitlines():
+        if "chars omitted]" in line and not line.startswith("... ["):
+            problems.append(f"{where}: text cut outside a cell's output")
+    if event == "COMPLETE_STAGE" and "\ncell 1:" not in text:
+        problems.append(f"{where}: no output of the step")
+    return problems
+
+
 def measure(run: Path) -> dict[str, object]:
     sent = requests(run)
     texts = [t for _, t in sent]
@@ -67,6 +126,7 @@ def measure(run: Path) -> dict[str, object]:
         "share": cacheable(texts) / chars if chars else 0.0,
         "trimmed": sum(marker in t for t in texts),
         "kinds": dict(kinds),
+        "problems": what_is_seen(run),
     }
 
 
@@ -123,6 +183,10 @@ def main() -> None:
                         f"({m['chars'] // max(1, m['calls']):,} a call), cacheable share "  # type: ignore[operator]
                         f"{m['share']:.2f}, prompts with history left out: {m['trimmed']}"
                     )
+                    problems = m["problems"]
+                    print(f"    what the agents need, whole: {len(problems)} problems")  # type: ignore[arg-type]
+                    for problem in problems[:10]:  # type: ignore[index]
+                        print(f"      {problem}")
                     kinds_table(m["kinds"])  # type: ignore[arg-type]
         finally:
             if args.baseline:

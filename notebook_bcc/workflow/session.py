@@ -96,7 +96,11 @@ def resume_run(
         (store.root / "notebook.ipynb").read_text(encoding="utf-8"), store_writer(store)
     )
     reap_orphan_kernels(store, gateway_of(config))
-    uncommitted = doc.cells_after(state.seq)
+    # an ABORT (or FAIL) adds no cells and takes the seq its unfinished transition would
+    # have had: cells with that seq are the unfinished transition's, kept on disk when the
+    # abort's own notebook write failed (disk still full)
+    ended = state.fsm_state in ("WORKFLOW_ABORTED", "WORKFLOW_FAILED")
+    uncommitted = doc.cells_after(state.seq - 1 if ended else state.seq)
     for i in reversed(uncommitted):  # cells of a transition the crash left unfinished
         doc.remove(i)
     undone = store.recover(state.seq)

@@ -96,3 +96,28 @@ def test_a_really_full_disk_exits_8_and_resume_completes_once_space_is_freed(
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
     assert _code_cells(run) == expected
+
+
+def test_cells_an_abort_could_not_take_out_of_the_notebook_are_dropped_on_resume(
+    reference, tmp_path: Path
+):
+    """A disk still full when the abort writes the notebook leaves on disk the cells of the
+    transition it abandoned, tagged with the seq the abort then took (seen on a 400 KB disk):
+    resume drops them, so the step is not in the notebook twice."""
+    problem, data, expected, *_ = reference
+    run = tmp_path / "run"
+    proc = run_bcc(
+        "run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify",
+        env={"BCC_FAILPOINTS": "agent:COMPLETE_STEP@2=bug"},
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    state = json.loads((run / "state.json").read_text())
+    assert state["fsm_state"] == "WORKFLOW_ABORTED"
+    nb = nbformat.read(run / "notebook.ipynb", as_version=4)
+    stray = nbformat.v4.new_code_cell("print('abandoned')")
+    stray.metadata["bcc"] = {"seq": state["seq"]}  # what the failed write left behind
+    nb.cells.append(stray)
+    nbformat.write(nb, run / "notebook.ipynb")
+    resumed = run_bcc("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert _code_cells(run) == expected
