@@ -3,6 +3,7 @@ timeout, a dead kernel or a gateway's silent restart turned into the cell's outc
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from time import monotonic
 
@@ -44,8 +45,6 @@ class CellExecution(KernelCalls):
         started = monotonic()
         try:
             client.execute_cell(cell, 0)
-            if "header" in (self._last_reply or {}):  # a real reply: the kernel is done
-                client.drain_late_outputs(LATE_OUTPUT_GAP_S)
             dead = False
         except DeadKernelError:
             dead = True
@@ -54,6 +53,11 @@ class CellExecution(KernelCalls):
         except Exception as exc:
             raise KernelError(f"kernel communication failed: {exc}") from exc
         finally:
+            # a real reply: the kernel is done, its late outputs are read; else (a timeout, a
+            # dead kernel) the poll just stops
+            real = "header" in (self._last_reply or {})
+            with contextlib.suppress(Exception):  # the loop may be gone with a dead kernel
+                client.finish_outputs(LATE_OUTPUT_GAP_S if real else 0)
             client.sink = None
             sink.finish(cell.get("outputs", []))
         reply = self._last_reply or {}

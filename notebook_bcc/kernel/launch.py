@@ -59,7 +59,7 @@ _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-
 
 #: Seconds nbclient reads a cell's remaining outputs after its reply, until the kernel is idle
 #: (its default). On a loaded one-core machine that cut the end of a progress bar's 3,000
-#: updates, which had been sent and were still queued; ``StreamingClient.drain_late_outputs``
+#: updates, which had been sent and were still queued; ``StreamingClient.finish_outputs``
 #: now reads on after it while they keep coming (each within ``LATE_OUTPUT_GAP_S``).
 IOPUB_DRAIN_S = 4
 LATE_OUTPUT_GAP_S = 15.0

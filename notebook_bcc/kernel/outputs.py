@@ -11,21 +11,21 @@ flight: ipykernel sends what a cell printed in the last 0.2 s as one message).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import re
 from collections import deque
 from pathlib import Path
-from queue import Empty
 from time import monotonic
 from typing import IO, Any
 
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionComplete
-from nbclient.util import run_sync
+from nbclient.util import ensure_async, run_sync
 
-#: at most this long is spent reading a cell's late outputs (see ``drain_late_outputs``)
+#: at most this long is spent reading a cell's late outputs (see ``finish_outputs``)
 LATE_DRAIN_CAP_S = 120.0
 
 __all__ = [
@@ -326,37 +326,54 @@ class StreamingClient(NotebookClient):
     """
 
     sink: StreamSink | None = None
-    #: the running cell's output poll: (parent msg_id, cell, index) and whether it saw idle
-    polled: tuple[str, Any, int] | None = None
+    #: the running cell's output poll, shielded from nbclient's cancel (see ``finish_outputs``)
+    poll: asyncio.Task[None] | None = None
     idle_seen: bool = False
+    _messages = 0  # output messages read so far: whether the poll still makes progress
 
     async def _async_poll_output_msg(self, parent_msg_id: str, cell: Any, cell_index: int) -> None:
-        self.polled, self.idle_seen = (parent_msg_id, cell, cell_index), False
-        await super()._async_poll_output_msg(parent_msg_id, cell, cell_index)
-        self.idle_seen = True
+        self.idle_seen, self._messages = False, 0
+        self.poll = asyncio.ensure_future(self._poll_outputs(parent_msg_id, cell, cell_index))
+        # nbclient waits for this at most iopub_timeout after the reply, then cancels it; a
+        # cancel could drop a message just read, so the poll itself runs on, shielded
+        await asyncio.shield(self.poll)
 
-    def drain_late_outputs(self, quiet_s: float, cap_s: float = LATE_DRAIN_CAP_S) -> bool:
-        """Read the cell's outputs nbclient stopped waiting for (after ``iopub_timeout``, on a
-        client too slow to keep up: the kernel had sent them all before its reply), for as
-        long as they keep coming, each within ``quiet_s``, at most ``cap_s`` in all. True when
-        the kernel's idle was reached (nothing was lost)."""
-        if self.idle_seen or self.polled is None or self.kc is None:
-            return True
-        parent, cell, index = self.polled
-        deadline = monotonic() + cap_s
-        get = run_sync(self.kc.iopub_channel.get_msg)
-        while (left := deadline - monotonic()) > 0:
-            try:
-                msg = get(timeout=min(quiet_s, left))
-            except Empty:
-                return False
-            if msg["parent_header"].get("msg_id") != parent:
+    async def _poll_outputs(self, parent_msg_id: str, cell: Any, cell_index: int) -> None:
+        assert self.kc is not None
+        while True:
+            msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=None))
+            if msg["parent_header"].get("msg_id") != parent_msg_id:
                 continue
+            self._messages += 1
             try:
-                self.process_message(msg, cell, index)
+                self.process_message(msg, cell, cell_index)
             except CellExecutionComplete:
                 self.idle_seen = True
-                return True
+                return
+
+    def finish_outputs(self, quiet_s: float, cap_s: float = LATE_DRAIN_CAP_S) -> bool:
+        """After ``execute_cell``: with ``quiet_s`` > 0, let the cell's output poll read on
+        while messages keep coming (each within ``quiet_s``, ``cap_s`` in all) up to the
+        kernel's idle; then stop it, so it never reads the next cell's messages. nbclient
+        stops waiting after ``iopub_timeout``, which on a starved one-core client cut the end
+        of a progress bar the kernel had sent. True when idle was reached."""
+        return bool(run_sync(self._finish_outputs)(quiet_s, cap_s))
+
+    async def _finish_outputs(self, quiet_s: float, cap_s: float) -> bool:
+        poll, self.poll = self.poll, None
+        if poll is None or poll.done():
+            return self.idle_seen
+        deadline = monotonic() + cap_s
+        while quiet_s > 0 and (left := deadline - monotonic()) > 0:
+            seen = self._messages
+            done, _ = await asyncio.wait({poll}, timeout=min(quiet_s, left))
+            if done:
+                return self.idle_seen
+            if self._messages == seen:  # nothing came for quiet_s: the rest is not coming
+                break
+        poll.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await poll
         return False
 
     def output(

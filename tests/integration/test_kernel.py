@@ -443,7 +443,7 @@ def test_outputs_nbclient_stopped_waiting_for_are_still_read(spilling: KernelSes
         )
     finally:
         client.iopub_timeout = before
-    assert client.idle_seen  # the drain reached the kernel's idle
+    assert client.idle_seen and client.poll is None  # read up to the idle, then stopped
     assert [(o["name"], o["text"]) for o in bar.outputs] == [
         ("stderr", f" 3000/3000 {'#' * 29}"), ("stdout", "done\n")
     ]  # fmt: skip
