@@ -30,7 +30,6 @@ LATE_DRAIN_CAP_S = 120.0
 
 __all__ = [
     "RICH_OUTPUT_MAX_BYTES",
-    "bounded",
     "StreamSink",
     "StreamingClient",
     "drop_oversized",
@@ -288,7 +287,7 @@ def excerpt(
     if status in ("timeout", "dead"):
         parts.append(f"{ename}: {evalue}\n")
     if cut is None or sink is None:
-        return bounded("".join(parts), limit)
+        return _bound("".join(parts), limit)
     before, after = "".join(parts[:cut]), "".join(parts[cut:])
     head = min(len(before), (limit * 2) // 5)
     rest = limit - head
@@ -299,7 +298,7 @@ def excerpt(
     return before[:head] + marker + shown
 
 
-def bounded(text: str, limit: int) -> str:
+def _bound(text: str, limit: int) -> str:
     """Head and tail of ``text`` within ``limit``, cut at line ends where a line is not longer
     than half of its part (an agent reads whole lines of a table or a result)."""
     if len(text) <= limit:
