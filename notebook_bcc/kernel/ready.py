@@ -8,6 +8,12 @@ the kernel publishes for its ``kernel_info`` request: the same proof that both c
 without the wait. Messages left on IOPub are harmless: nbclient and ``KernelSession`` read only
 those whose parent is their own request. ``ReadyKernelClient`` is the local kernels' client;
 ``gateway.py`` mixes the same wait into its websocket client.
+
+``ReadyKernelClient`` also lets its IOPub socket queue up to ``IOPUB_RCVHWM`` messages, not
+zmq's 1000. The queue is filled by zmq's own I/O thread, whatever Python is doing; once it is
+full, the kernel's PUB socket drops what follows. A client starved of CPU for a few seconds
+(one loaded core) lost the end of a progress bar that flushed 3000 times, and the cell's idle
+status with it; a local ipc socket buffers little besides the queue.
 """
 
 from __future__ import annotations
@@ -16,11 +22,15 @@ import time
 from queue import Empty
 from typing import Any
 
+import zmq
 from jupyter_client.asynchronous import AsyncKernelClient
 
-__all__ = ["ReadyKernelClient", "ReadyWhenAnswered"]
+__all__ = ["IOPUB_RCVHWM", "ReadyKernelClient", "ReadyWhenAnswered"]
 
 _IOPUB_WAIT_S = 0.2  # how long to wait for each IOPub message of the kernel_info request
+#: IOPub messages the client's socket holds before the kernel drops more (a stream message
+#: is about 1 KB with its header, so at most about 100 MB for a client that stopped reading).
+IOPUB_RCVHWM = 100_000
 
 
 class ReadyWhenAnswered:
@@ -63,3 +73,8 @@ class ReadyWhenAnswered:
 
 class ReadyKernelClient(ReadyWhenAnswered, AsyncKernelClient):
     """The client of a local kernel (``AsyncKernelManager(client_factory=...)``)."""
+
+    def connect_iopub(self, identity: bytes | None = None) -> zmq.sugar.socket.Socket:
+        sock = super().connect_iopub(identity=identity)
+        sock.rcvhwm = IOPUB_RCVHWM  # applies to the connection just made (libzmq >= 4.2)
+        return sock

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import queue
 import subprocess
 import sys
 import time
@@ -270,6 +272,35 @@ def test_a_start_waits_for_the_kernel_not_for_silence(tmp_path: Path) -> None:
         assert isinstance(s._running().kc, ReadyKernelClient)
         first = s.run_cell("print('up')")
     assert (first.status, first.excerpt.strip(), first.execution_count) == ("ok", "up", 1)
+
+
+def test_a_client_that_stops_reading_loses_no_output(tmp_path: Path) -> None:
+    """The kernel's messages wait in the client's IOPub queue while the client reads nothing
+    (a starved client); with zmq's 1000-message queue a 3000-flush bar lost its last third and
+    the cell's idle status."""
+    with KernelSession(tmp_path) as s:
+        s.start()
+        kc = s._running().kc
+        assert kc is not None
+        code = "import sys\nfor i in range(3000):\n    sys.stderr.write(f'{i}.')\n    sys.stderr.flush()"
+
+        async def starve_then_read() -> tuple[int, bool]:
+            msg_id = kc.execute(code)
+            await asyncio.sleep(4)  # reads nothing while the kernel sends
+            streams = 0
+            while True:
+                try:
+                    msg = await kc.get_iopub_msg(timeout=10)
+                except queue.Empty:  # the idle was dropped
+                    return streams, False
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                streams += msg["msg_type"] == "stream"
+                if msg["content"].get("execution_state") == "idle":
+                    return streams, True
+
+        streams, idle = asyncio.run(starve_then_read())
+    assert (streams, idle) == (3000, True)
 
 
 def test_a_kernel_that_exits_at_start_fails_fast(
