@@ -80,7 +80,6 @@ class Attempt:
     checks: tuple[str, ...] = ()
     verdict: str = ""  # "" (not reviewed yet) | complete | retry | failed
     reasoning: str = ""
-    comment: str = ""
     produced: tuple[tuple[str, str], ...] = ()
     recommendations: str = ""
 
@@ -163,7 +162,6 @@ def _attempt(entry: dict[str, Any]) -> Attempt:
         checks=_checks(entry.get("checks", {})),
         verdict=entry.get("verdict", ""),
         reasoning=entry.get("reasoning", ""),
-        comment=entry.get("comment", ""),
         produced=tuple(tuple(p) for p in entry.get("produced", [])),
         recommendations=entry.get("recommendations", ""),
     )

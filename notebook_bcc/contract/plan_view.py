@@ -4,7 +4,9 @@ The plan (:func:`plan_text`) changes only when the plan does (a stage's steps ar
 revision, a stage completes), so consecutive prompts share it as a cacheable prefix: it shows
 no statuses and no marker of the current step. Where the run stands is :func:`position_text`,
 near the end of a prompt. Prompts without the plan show the current stage and step in full
-(:func:`current_text`): their goals are decision text and are never cut.
+(:func:`step_text`, the same for every behavior of the step, so it comes before the variables)
+and the behavior apart (:func:`behavior_text`, last): goals and tasks are decision text and
+are never cut.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from notebook_bcc.contract.observation import Observation, StageView, StepView
 from notebook_bcc.fsm import Event
 
-__all__ = ["current_text", "focus_text", "plan_text", "position_text"]
+__all__ = ["behavior_text", "focus_text", "plan_text", "position_text", "step_text"]
 
 _DONE = ("complete", "failed", "skipped")
 
@@ -99,8 +101,8 @@ def _planned(obs: Observation, label: str, item: StageView | StepView) -> list[s
     return parts
 
 
-def current_text(obs: Observation) -> str:
-    """The current stage, step and behavior in full, for a prompt without the plan."""
+def step_text(obs: Observation) -> str:
+    """The current stage and step in full, for a prompt without the plan."""
     parts = []
     if obs.stage:
         parts += _planned(obs, "Stage", obs.stage)
@@ -114,24 +116,27 @@ def current_text(obs: Observation) -> str:
         parts += _planned(obs, "Step", obs.step)
         if obs.event != Event.COMPLETE_STEP:  # how to work: the generator's, not the judge's
             parts += _pcs(obs.step)
-    if obs.behavior:
-        b = obs.behavior
-        parts.append(
-            f"Behavior `{b.id}` (iteration {obs.iteration}, agent {b.agent})\nTask: {b.task}"
-        )
-        if b.inputs:
-            parts.append("Inputs: " + ", ".join(v.name for v in b.inputs))
-        parts.append(
-            "Outputs (create exactly these names): " + ", ".join(v.name for v in b.outputs)
-        )
-        checked = {c[0] for c in obs.criteria}
-        if b.acceptance and not set(b.acceptance) <= checked:  # else the checks list them
-            parts.append(
-                "Acceptance criteria (each evaluated by the runner as a Python expression in "
-                "the kernel's namespace after the cells run):\n"
-                + "\n".join(f"- `{c}`" for c in b.acceptance)
-            )
     return "\n".join(parts) or "(nothing started yet)"
+
+
+def behavior_text(obs: Observation) -> str:
+    """The current behavior: its task, inputs, outputs and (unless the checks list them)
+    its acceptance criteria."""
+    b = obs.behavior
+    if b is None:
+        return "(no behavior yet)"
+    parts = [f"Behavior `{b.id}` (agent {b.agent})\nTask: {b.task}"]
+    if b.inputs:
+        parts.append("Inputs: " + ", ".join(v.name for v in b.inputs))
+    parts.append("Outputs (create exactly these names): " + ", ".join(v.name for v in b.outputs))
+    checked = {c[0] for c in obs.criteria}
+    if b.acceptance and not set(b.acceptance) <= checked:  # else the checks list them
+        parts.append(
+            "Acceptance criteria (each evaluated by the runner as a Python expression in "
+            "the kernel's namespace after the cells run):\n"
+            + "\n".join(f"- `{c}`" for c in b.acceptance)
+        )
+    return "\n".join(parts)
 
 
 def focus_text(obs: Observation) -> str:

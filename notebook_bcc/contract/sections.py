@@ -13,7 +13,13 @@ import re
 from dataclasses import dataclass, replace
 
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StepView, check_lines
-from notebook_bcc.contract.plan_view import current_text, focus_text, plan_text, position_text
+from notebook_bcc.contract.plan_view import (
+    behavior_text,
+    focus_text,
+    plan_text,
+    position_text,
+    step_text,
+)
 from notebook_bcc.fsm import Event
 
 __all__ = ["History", "fields"]
@@ -146,10 +152,8 @@ def _attempt_text(a: Attempt, with_cells: bool) -> str:
         lines.append(f"Behavior reflector: {a.verdict}. {a.reasoning}".strip())
     if a.produced:
         lines.append("Produced: " + "; ".join(f"{n}: {d}" for n, d in a.produced))
-    if a.recommendations:
+    if a.recommendations:  # (its comment for the notebook says the same in prose: left out)
         lines.append(f"Recommendations: {a.recommendations}")
-    if a.comment:
-        lines.append(f"Comment added to the notebook: {a.comment}")
     return "\n".join(lines)
 
 
@@ -270,7 +274,8 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "iteration": str(obs.iteration),
         "plan": plan_text(obs),
         "position": position_text(obs),
-        "current": current_text(obs),
+        "current_step": step_text(obs),
+        "behavior": behavior_text(obs),
         "focus": focus_text(obs),
         "ledger": _ledger(obs),
         "ledger_brief": _ledger_brief(obs),

@@ -234,7 +234,6 @@ class Handlers:
             s.step_log[-1].update(
                 verdict="complete" if complete else "retry",
                 reasoning=" ".join(dict.fromkeys(x for x in (p.goal_reasoning, feedback) if x)),
-                comment=(p.comment or "").strip() if complete else "",
                 produced=[[v.name, v.description] for v in p.variables_produced],
                 recommendations=(p.recommendations or "").strip(),
             )

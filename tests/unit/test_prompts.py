@@ -3,6 +3,7 @@ at a time and named, every variable in the kernel named."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StageView, StepView
@@ -247,13 +248,29 @@ def test_every_prompt_starts_with_the_same_run_block_then_the_agents_instruction
 
 
 def test_the_state_runs_from_the_least_volatile_to_the_current_position() -> None:
-    for event in ("START_STEP", "START_BEHAVIOR", "COMPLETE_ACTION", "COMPLETE_STAGE"):
+    for event in EVENTS[1:]:
         user = render(_obs(event)).user
         heads = [h for h in ("## Focus", "## Plan", "## Lessons", "## Findings",
-                             "## Variables", "## Current position", "## Stage to plan")
+                             "## Current stage and step", "## Variables", "## Current position",
+                             "## Current behavior", "## Stage to plan")
                  if h in user]  # fmt: skip
         assert [user.index(h) for h in heads] == sorted(user.index(h) for h in heads), event
-        assert heads[-1] in ("## Current position", "## Stage to plan"), event
+        assert heads[-1] in ("## Current position", "## Current behavior", "## Stage to plan")
+
+
+def test_the_behaviors_of_one_step_share_all_but_the_behavior_and_what_it_did() -> None:
+    """The generator and the behavior reflector see the stage and step before the variables,
+    the behavior after them; the instructions do not count behaviors."""
+    for event in ("COMPLETE_ACTION", "COMPLETE_STEP"):
+        first = render(_obs(event, ledger_view=_ledger(3, 10), behaviors_in_step=1))
+        second = render(
+            _obs(event, ledger_view=_ledger(4, 10), behaviors_in_step=2, task="Fit it again.",
+                 location="modelling/fit/fit_b2", iteration=2)
+        )  # fmt: skip
+        assert first.system == second.system, event
+        shared = os.path.commonprefix([first.user, second.user])
+        assert "## Current stage and step" in shared and "Model it." in shared, event
+        assert "## Current behavior" not in shared and "Fit it again." in second.user, event
 
 
 def test_the_plan_shows_no_status_so_it_stays_the_same_while_the_step_changes() -> None:
