@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import atexit
 import json
-import logging
 import os
-import signal
 import sys
-import traceback
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,7 +18,9 @@ import typer
 
 from notebook_bcc import fsm
 from notebook_bcc.batch.command import BATCH_SETTINGS, batch
-from notebook_bcc.errors import BccError, PayloadError, UsageError
+from notebook_bcc.command_run import fail as _fail
+from notebook_bcc.command_run import run_command as _run
+from notebook_bcc.errors import PayloadError, UsageError
 
 # jsonschema (under nbformat) imports a checker for each string format whose library is
 # installed (jupyter_server's dependencies bring them), for checks no notebook schema uses:
@@ -48,74 +47,6 @@ class StepFailure(str, Enum):
 
 #: ``bcc validate --kind``: the payload roots of the transition table
 Kind = Enum("Kind", {t.root: t.root for t in fsm.TRANSITIONS if t.root}, type=str)  # type: ignore[misc]
-
-
-def _fail(exc: BaseException, debug: bool) -> None:
-    if debug:
-        traceback.print_exception(exc)
-    if isinstance(exc, BccError):
-        typer.echo(exc.one_line(), err=True)
-        raise typer.Exit(exc.exit_code)
-    if isinstance(exc, KeyboardInterrupt):
-        typer.echo("error: interrupted (fix: `bcc resume RUN_DIR` continues)", err=True)
-        raise typer.Exit(130)
-    cause = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-    typer.echo(f"error: internal error: {cause} (fix: re-run with --debug and report it)", err=True)
-    raise typer.Exit(1)
-
-
-def _report(result: Any, as_json: bool) -> None:
-    if as_json:
-        sys.stdout.write(json.dumps(result.as_json()) + "\n")
-    else:
-        report = Path(result.run_dir) / "report.html"
-        shown = f" (report: {report})" if report.exists() else ""
-        typer.echo(f"{result.outcome()}: {result.run_dir}/notebook.ipynb{shown}")
-        if result.exit_code:
-            typer.echo(result.message, err=True)
-    raise typer.Exit(result.exit_code)
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    from notebook_bcc.errors import Terminated
-
-    raise Terminated("terminated (SIGTERM)")
-
-
-_interrupts = 0
-
-
-def _on_sigint(signum: int, frame: Any) -> None:
-    """First Ctrl-C: interrupt, checkpoint, exit 130. Second: kill the kernels, exit now."""
-    global _interrupts
-    _interrupts += 1
-    if _interrupts == 1:
-        raise KeyboardInterrupt
-    from notebook_bcc.kernel.processes import kill_live_kernels
-
-    kill_live_kernels()
-    os.write(2, b"error: interrupted twice; stopped at once (fix: `bcc resume RUN_DIR` ")
-    os.write(2, b"continues from the last checkpoint)\n")
-    os._exit(130)
-
-
-def _run(make: Any, quiet: bool, as_json: bool, debug: bool) -> None:
-    from notebook_bcc.progress import ProgressView
-
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    signal.signal(signal.SIGINT, _on_sigint)
-    # an interrupted cell leaves nbclient tasks behind; their late errors are not news
-    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-
-    try:
-        with ProgressView(quiet=quiet, as_json=as_json) as view:
-            runner = make(view)
-            result = runner.run()
-    except (typer.Exit, SystemExit):
-        raise
-    except BaseException as exc:  # noqa: BLE001 - translated at the edge
-        _fail(exc, debug)
-    _report(result, as_json)
 
 
 Opt = Annotated
@@ -266,6 +197,50 @@ def resume(
     )
 
 
+@app.command()
+def ask(
+    run_dir: Opt[Path, typer.Argument(help="a completed run directory")],
+    question: Opt[str | None, typer.Argument(help="the follow-up question")] = None,
+    file: Opt[Path | None, typer.Option(help="read a longer follow-up from this file")] = None,
+    model: Opt[
+        str | None, typer.Option(help="the model for the follow-up [default: the run's]")
+    ] = None,
+    max_llm_calls: Opt[int | None, typer.Option(help="new G6 budget: model calls")] = None,
+    max_cost_usd: Opt[float | None, typer.Option(help="new G6 budget: USD")] = None,
+    max_wall_s: Opt[float | None, typer.Option(help="new G6 budget: wall seconds")] = None,
+    max_kernel_restarts: Opt[int | None, typer.Option(help="new kernel restart budget")] = None,
+    quiet: Quiet = False,
+    as_json: JsonEvents = False,
+    debug: Debug = False,
+) -> None:
+    """Ask a completed run a follow-up question: new stages in the same notebook, built on
+    its kernel's variables, answered next to the earlier answers."""
+    from notebook_bcc.workflow import session
+
+    def make(hook: Any) -> Any:
+        if (question is None) == (file is None):
+            raise UsageError(
+                "give the follow-up either as QUESTION or with --file, not both or neither",
+                remedy='`bcc ask RUN_DIR "Which island has the most penguins?"`',
+            )
+        try:
+            text = question if file is None else file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(
+                f"cannot read {file}: {exc.strerror}", remedy="check the path"
+            ) from None
+        budgets = {
+            "model": model,
+            "max_llm_calls": max_llm_calls,
+            "max_cost_usd": max_cost_usd,
+            "max_wall_s": max_wall_s,
+            "max_kernel_restarts": max_kernel_restarts,
+        }
+        return session.ask_run(run_dir, text or "", budgets=budgets, on_event=hook)
+
+    _run(make, quiet, as_json, debug)
+
+
 app.command(context_settings=BATCH_SETTINGS)(batch)
 
 
@@ -294,7 +269,16 @@ def replay(
         files = saved.pop("files", None)  # in the order the run was given them
         config = RunConfig.from_json(saved).with_budgets(model=f"replay:{run_dir}")
         data = [run_dir / f for f in files] if files else sorted((run_dir / "assets").iterdir())
-        return session.create_run(config, run_dir / "problem.md", data, out=out, on_event=hook)
+        state = run_dir / "state.json"
+        recorded = json.loads(state.read_text()).get("follow_ups", []) if state.exists() else []
+        return session.create_run(
+            config,
+            run_dir / "problem.md",
+            data,
+            out=out,
+            on_event=hook,
+            follow_ups=[f["text"] for f in recorded if f.get("seq")],  # those that were planned
+        )
 
     _run(make, quiet, as_json, debug)
 

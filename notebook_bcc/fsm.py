@@ -1,8 +1,9 @@
 """The workflow state machine as a table (pure: standard library only).
 
 The table is data. It is validated when this module is imported: exactly one initial state,
-terminal states have no exits, every state is reachable from the initial state, and every
-non-terminal state can reach the success state. ``render_markdown()`` produces the table that
+terminal states have no exits, the success state has one (a follow-up question, ``bcc ask``),
+every state is reachable from the initial state, and every state can reach the success state
+but the terminals. A run stops in a terminal state or in the success state (:data:`STOPS`). ``render_markdown()`` produces the table that
 README.md embeds; a test keeps the two equal.
 """
 
@@ -20,6 +21,7 @@ __all__ = [
     "INITIAL",
     "SUCCESS",
     "TERMINALS",
+    "STOPS",
     "InvalidTransition",
     "transition_for",
     "event_from",
@@ -49,6 +51,7 @@ class Event(str, Enum):
     COMPLETE_STEP = "COMPLETE_STEP"
     COMPLETE_STAGE = "COMPLETE_STAGE"
     NEXT_STAGE = "NEXT_STAGE"
+    FOLLOW_UP = "FOLLOW_UP"
     FAIL = "FAIL"
     ABORT = "ABORT"
 
@@ -67,7 +70,10 @@ class Transition:
 
 INITIAL = State.IDLE
 SUCCESS = State.WORKFLOW_COMPLETED
-TERMINALS = frozenset({State.WORKFLOW_COMPLETED, State.WORKFLOW_FAILED, State.WORKFLOW_ABORTED})
+#: states with no exit: WORKFLOW_ABORTED is resumed from its checkpoint, not by an event
+TERMINALS = frozenset({State.WORKFLOW_FAILED, State.WORKFLOW_ABORTED})
+#: where a run stops: a terminal, or the success state (left only by ``bcc ask``)
+STOPS = TERMINALS | {State.WORKFLOW_COMPLETED}
 
 _S = State
 _E = Event
@@ -116,6 +122,14 @@ _CORE: tuple[Transition, ...] = (
         None,
         "STAGE_RUNNING = next stage",
     ),
+    Transition(
+        _E.FOLLOW_UP,
+        _S.WORKFLOW_COMPLETED,
+        (_S.STAGE_RUNNING,),
+        "stage-planner",
+        "stages",
+        "`bcc ask`: new stages for a follow-up question",
+    ),
 )
 
 
@@ -123,7 +137,7 @@ def _with_failure_edges(core: Iterable[Transition]) -> tuple[Transition, ...]:
     rows = list(core)
     for event, target in ((_E.FAIL, _S.WORKFLOW_FAILED), (_E.ABORT, _S.WORKFLOW_ABORTED)):
         for state in State:
-            if state not in TERMINALS:
+            if state not in STOPS:
                 rows.append(Transition(event, state, (target,)))
     return tuple(rows)
 
@@ -170,6 +184,9 @@ def validate(rows: tuple[Transition, ...] = TRANSITIONS) -> None:
     for terminal in TERMINALS:
         if terminal in sources:
             raise ValueError(f"terminal state {terminal} has exits")
+    exits = [t.event for t in rows if t.source == SUCCESS]
+    if exits != [Event.FOLLOW_UP]:
+        raise ValueError(f"the success state's one exit is FOLLOW_UP, found {exits}")
     seen = {(t.source, t.event) for t in rows}
     if len(seen) != len(rows):
         raise ValueError("duplicate (state, event) rows")
@@ -209,8 +226,13 @@ def render_markdown(rows: tuple[Transition, ...] = TRANSITIONS) -> str:
         agent = t.agent or "none"
         root = f"`<{t.root}>`" if t.root else "—"
         lines.append(f"| {t.event.value} | {t.source.value} | {to} | {agent} | {root} |")
-    lines.append("| FAIL | any non-terminal | WORKFLOW_FAILED | none | — |")
-    lines.append("| ABORT | any non-terminal | WORKFLOW_ABORTED (resumable) | none | — |")
+    lines.append(
+        "| FAIL | any but WORKFLOW_COMPLETED and the terminals | WORKFLOW_FAILED | none | — |"
+    )
+    lines.append(
+        "| ABORT | any but WORKFLOW_COMPLETED and the terminals | WORKFLOW_ABORTED (resumable) "
+        "| none | — |"
+    )
     return "\n".join(lines) + "\n"
 
 

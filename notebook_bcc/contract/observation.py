@@ -15,7 +15,7 @@ from typing import Any
 
 from notebook_bcc.contract.payloads import BehaviorPayload
 from notebook_bcc.fsm import Event
-from notebook_bcc.inputs.questions import Question
+from notebook_bcc.inputs.questions import Question, follow_up_questions
 from notebook_bcc.kernel.figures import Figure
 from notebook_bcc.rundir.ledger import LedgerView, VariableRecord
 from notebook_bcc.rundir.state import WorkflowState
@@ -116,6 +116,8 @@ class Observation:
     callables: tuple[tuple[str, str], ...] = ()  # (name, module) functions and classes
     environment: str = ""  # the kernel's Python and packages, one line ("" before it reported)
     supervised: bool = True  # the problem asks for a model of a target (final_metrics applies)
+    follow_ups: tuple[str, ...] = ()  # questions asked of the completed run (bcc ask), in order
+    asked_questions: int = 0  # how many of ``questions``, at their end, the follow-ups asked
 
     @property
     def stage(self) -> StageView | None:
@@ -281,4 +283,6 @@ def observe(
         callables=tuple((n, m) for n, m in s.kernel_code.get("callables", [])),
         environment=s.kernel_environment,
         supervised=supervised,
+        follow_ups=tuple(f.text for f in s.follow_ups_reached()),
+        asked_questions=sum(len(follow_up_questions(f.text)) for f in s.follow_ups_reached()),
     )

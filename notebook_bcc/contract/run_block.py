@@ -3,7 +3,8 @@
 It holds what does not change during a run (the rules every agent follows, the kernel's
 packages, the results contract as it applies to this problem, the problem, its questions and
 the data preview), so a provider's prompt cache serves it after the first call. Nothing in it
-depends on the run's progress, and nothing in it is trimmed: an agent's own instructions and
+depends on the run's progress (a follow-up, `bcc ask`, adds its questions: the block changes once
+per follow-up), and nothing in it is trimmed: an agent's own instructions and
 the run's state follow it (:mod:`notebook_bcc.contract.prompts`).
 """
 
@@ -44,14 +45,21 @@ def _words(text: str) -> str:
 def questions_text(obs: Observation) -> str:
     """Each question by its number, with the names its answer must carry. A question whose
     text the problem holds word for word is named by its first words: the problem above has
-    it whole, and the number is its key."""
-    if not obs.questions:
-        return (
-            "(none found, so `final_answers` is optional; a value the problem asks for all "
-            "the same goes in it, and the summary keeps it, marked as added)"
-        )
-    problem, lines, shortened = _words(obs.problem), [], False
+    it whole, and the number is its key. The follow-ups' questions come after the problem's,
+    numbered on."""
+    own = obs.questions[: len(obs.questions) - obs.asked_questions]
+    lines = [] if own else [
+        "(none found, so `final_answers` is optional; a value the problem asks for all the "
+        "same goes in it, and the summary keeps it, marked as added)"
+    ]  # fmt: skip
+    problem, shortened = _words(obs.problem), False
     for i, q in enumerate(obs.questions, 1):
+        if i == len(own) + 1:
+            lines.append(
+                "Follow-up questions, asked after the run completed (`bcc ask`): each is "
+                "answered in `final_answers` under its number or text, next to the earlier "
+                "answers, which stay as they are:"
+            )
         words = q.text.split()
         short = len(words) > ANCHOR_WORDS and _words(q.text) in problem
         shortened |= short

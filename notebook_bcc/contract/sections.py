@@ -199,7 +199,8 @@ def _findings(obs: Observation) -> History:
     items = []
     for i, stage in enumerate(obs.stages):
         for j, step in enumerate(stage.steps):
-            if i == obs.stage_index and j >= obs.step_index and obs.event != Event.START_STEP:
+            later = i == obs.stage_index and j >= obs.step_index
+            if later and obs.event not in (Event.START_STEP, Event.FOLLOW_UP):
                 continue
             if not (step.comment or step.findings) and step.status == "pending":
                 continue
@@ -294,4 +295,5 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "protected": _protected(obs),
         "behaviors_in_step": str(obs.behaviors_in_step),
         "max_behaviors": str(obs.max_behaviors),
+        "follow_up": obs.follow_ups[-1] if obs.follow_ups else "(none)",
     }

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Question", "named_in", "questions_from", "questions_in"]
+__all__ = ["Question", "follow_up_questions", "named_in", "questions_from", "questions_in"]
 
 # fmt: off
 #: verbs that ask for something wherever they stand (imperative)
@@ -208,3 +208,11 @@ def questions_from(meta: Mapping[str, Any], body: str) -> tuple[Question, ...]:
         )
         out.append(Question(q.text, tuple(dict.fromkeys(q.names + extra))))
     return tuple(out)
+
+
+def follow_up_questions(text: str) -> tuple[Question, ...]:
+    """The questions of a follow-up (``bcc ask``): those its text asks, else the whole text
+    as one question (a follow-up is a question even when it reads "And by island.")."""
+    found = questions_in(text)
+    whole = " ".join(text.split())
+    return found or ((Question(whole, named_in(text)),) if whole else ())

@@ -12,7 +12,15 @@ from typing import Any
 from notebook_bcc.rundir.ledger import VariableLedger
 from notebook_bcc.rundir.results import RESULT_NAMES
 
-__all__ = ["SCHEMA_VERSION", "StepRecord", "StageRecord", "Counters", "Usage", "WorkflowState"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "StepRecord",
+    "StageRecord",
+    "Counters",
+    "FollowUp",
+    "Usage",
+    "WorkflowState",
+]
 
 SCHEMA_VERSION = 1
 
@@ -49,6 +57,22 @@ class StageRecord:
     note: str = ""
     focus: str = ""  # the step planner's <focus>
     blocked_by: str = ""  # why it was skipped before it started (G8: a required variable unmade)
+
+
+@dataclass
+class FollowUp:
+    """A question asked of the completed run (``bcc ask``): its text is kept in
+    ``follow_ups/<n>.md``; ``seq`` is 0 until the stage planner has planned it."""
+
+    text: str
+    first_stage: int = 0  # index in ``stages`` of its first stage
+    seq: int = 0  # the FOLLOW_UP transition
+
+    @property
+    def title(self) -> str:
+        """Its first line, for a heading."""
+        lines = (line.strip().lstrip("#").strip() for line in self.text.splitlines())
+        return next((line for line in lines if line), "")[:200]
 
 
 @dataclass
@@ -112,6 +136,20 @@ class WorkflowState:
     elapsed_s: float = 0.0
     error: str = ""
     resume_from: str = ""  # the state an ABORT interrupted; ``bcc resume`` goes back to it
+    follow_ups: list[FollowUp] = field(default_factory=list)  # oldest first
+
+    @property
+    def asked(self) -> FollowUp | None:
+        """The first follow-up not planned yet, once the run has completed (``bcc ask``; a
+        replay registers every recorded follow-up when it starts)."""
+        if self.fsm_state != "WORKFLOW_COMPLETED":
+            return None
+        return next((f for f in self.follow_ups if not f.seq), None)
+
+    def follow_ups_reached(self) -> list[FollowUp]:
+        """The follow-ups planned so far, and the one the completed run waits on."""
+        asked = self.asked
+        return [f for f in self.follow_ups if f.seq or f is asked]
 
     # -- location -------------------------------------------------------------------------
     @property
@@ -264,4 +302,5 @@ class WorkflowState:
             k: Usage(**v) for k, v in data.pop("usage_by_location", {}).items()
         }
         ledger = VariableLedger.from_json(data.pop("ledger", []))
+        data["follow_ups"] = [FollowUp(**f) for f in data.pop("follow_ups", [])]
         return cls(stages=stages, counters=counters, usage=usage, ledger=ledger, **data)

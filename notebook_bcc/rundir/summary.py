@@ -22,9 +22,12 @@ def build_summary(
     questions: Sequence[Asked] = (),
     sandboxed: bool = False,
     where: str = "local",
+    follow_up_questions: Sequence[Sequence[Asked]] = (),
 ) -> dict[str, Any]:
+    """``follow_up_questions``: the questions of each of ``state.follow_ups``, in order."""
     c, u = state.counters, state.usage
     metrics = artifacts.get("final_metrics")
+    own, asked = _answers(state, artifacts, questions, follow_up_questions)
     return {
         "run_id": state.run_id,
         "title": state.project_title or state.problem_title,
@@ -49,7 +52,8 @@ def build_summary(
         },
         "verification": verification,
         "artifacts": artifacts,
-        "answers": [a.to_json() for a in answers(questions, artifacts.get("final_answers"))],
+        "answers": own,
+        **({"follow_ups": asked} if state.follow_ups else {}),
         "key_results": metrics if isinstance(metrics, dict) else None,
         "findings": findings(state, artifacts),
         "stages": [
@@ -74,6 +78,26 @@ def build_summary(
         "kernel": {"where": where, "sandboxed": sandboxed},
         "notebook": str(root / "notebook.ipynb"),
     }
+
+
+def _answers(
+    state: WorkflowState,
+    artifacts: dict[str, Any],
+    questions: Sequence[Asked],
+    follow_up_questions: Sequence[Sequence[Asked]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The problem's answers (with those a model added), and each follow-up with its stages
+    and answers: all read from the one ``final_answers``."""
+    every = [*questions, *(q for group in follow_up_questions for q in group)]
+    found = [a.to_json() for a in answers(every, artifacts.get("final_answers"))]
+    own = found[: len(questions)] + found[len(every) :]
+    asked, at = [], len(questions)
+    ends = [f.first_stage for f in state.follow_ups[1:]] + [len(state.stages)]
+    for f, group, end in zip(state.follow_ups, follow_up_questions, ends, strict=False):
+        stages = [st.id for st in state.stages[f.first_stage : end]] if f.seq else []
+        asked.append({"question": f.text, "stages": stages, "answers": found[at : at + len(group)]})
+        at += len(group)
+    return own, asked
 
 
 def _usage(u: Usage) -> dict[str, Any]:
@@ -157,21 +181,10 @@ def render_summary_md(summary: dict[str, Any]) -> str:
         steps = steps or st.get("skipped_because") or "not planned"
         lines.append(f"- **{st['title']}** — {st['status']}: {steps}")
     if summary.get("answers"):
-        lines += ["", "## Answers", ""]
-        for i, a in enumerate(summary["answers"], 1):
-            question = a["question"] + (" *(added by the model)*" if a.get("added") else "")
-            if a["answered"]:
-                lines.append(
-                    f"{i}. {question} **{value_text(a['value'])}**"
-                    + (f" — {a['text']}" if a["text"] else "")
-                )
-            else:
-                why = a["text"].removeprefix("not answered: ") or "no value"
-                lines.append(f"{i}. {question} *not answered* ({why})")
-            if a.get("values"):
-                lines.append(f"   {named_text(a['values'])}")
-            if a.get("missing_values"):
-                lines.append(f"   missing: {', '.join(a['missing_values'])}")
+        lines += ["", "## Answers", "", *_answer_lines(summary["answers"])]
+    for n, f in enumerate(summary.get("follow_ups", []), 1):
+        lines += ["", f"## Follow-up {n}: {' '.join(f['question'].split())}", ""]
+        lines += _answer_lines(f["answers"]) or ["*not planned yet*"]
     metrics = summary.get("key_results") or summary["artifacts"].get("final_metrics")
     if isinstance(metrics, dict):
         lines += ["", "## Key results", ""]
@@ -231,3 +244,22 @@ def verification_text(v: dict[str, Any]) -> str:
     if v.get("results") == "reproduced":
         return f"{status} (final_answers / final_metrics reproduced)"
     return status
+
+
+def _answer_lines(found: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for i, a in enumerate(found, 1):
+        question = a["question"] + (" *(added by the model)*" if a.get("added") else "")
+        if a["answered"]:
+            lines.append(
+                f"{i}. {question} **{value_text(a['value'])}**"
+                + (f" — {a['text']}" if a["text"] else "")
+            )
+        else:
+            why = a["text"].removeprefix("not answered: ") or "no value"
+            lines.append(f"{i}. {question} *not answered* ({why})")
+        if a.get("values"):
+            lines.append(f"   {named_text(a['values'])}")
+        if a.get("missing_values"):
+            lines.append(f"   missing: {', '.join(a['missing_values'])}")
+    return lines

@@ -7,6 +7,7 @@ from typing import Any
 
 from notebook_bcc.errors import StorageError
 from notebook_bcc.inputs.problem import ProblemSpec
+from notebook_bcc.inputs.questions import follow_up_questions
 from notebook_bcc.kernel.shadow import ShadowRun
 from notebook_bcc.rundir.report import write_report
 from notebook_bcc.rundir.state import WorkflowState
@@ -40,6 +41,9 @@ def write_results(
     verification: dict[str, Any] = {"status": "skipped", "first_failing_cell": None}
     if s.fsm_state == "WORKFLOW_COMPLETED" and shadow is not None:  # --verify
         verification = verify(ctx, artifacts, shadow)
+    elif s.follow_ups and (store.root / "summary.json").exists():
+        # a follow-up that did not complete: the earlier answers stand (verified then)
+        artifacts = artifacts or store.read_json("summary.json").get("artifacts") or {}
     doc.set_verification(verification)
     doc.set_variables(s.ledger.to_json())
     doc.save()
@@ -52,6 +56,7 @@ def write_results(
         spec.questions,
         sandboxed=config.sandbox,
         where=config.kernel_gateway or "local",
+        follow_up_questions=[follow_up_questions(f.text) for f in s.follow_ups],
     )
     store.write_json("summary.json", summary)
     try:

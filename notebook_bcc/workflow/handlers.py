@@ -55,6 +55,7 @@ class Handlers:
     def handle(self, event: Event, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         handler = {
             Event.START_WORKFLOW: self.on_stages,
+            Event.FOLLOW_UP: self.on_follow_up,
             Event.START_STEP: self.on_steps,
             Event.START_BEHAVIOR: self.on_behavior,
             Event.COMPLETE_ACTION: self.on_actions,
@@ -64,9 +65,19 @@ class Handlers:
         return handler(parsed, log)
 
     def check_payload(self, parsed: ParsedPayload) -> None:
-        """Checks beyond the schema (PayloadError): a behavior belongs to the current step; a
-        plan revision changes only what is still to come."""
+        """Checks beyond the schema (PayloadError): a follow-up's stages have ids of their own;
+        a behavior belongs to the current step; a plan revision changes only what is still to
+        come."""
         value = parsed.value
+        s = self.ctx.state
+        if isinstance(value, StagesPayload) and s.asked is not None:
+            taken = {st.id for st in s.stages} & {st.id for st in value.stages}
+            if taken:
+                raise PayloadError(
+                    f"stage id {', '.join(sorted(taken))} is taken by an earlier stage; a "
+                    "follow-up's stages need new ids",
+                    kind="stages",
+                )
         if isinstance(value, ReflectionPayload | StageReflectionPayload) and value.revision:
             revisions.check(value.revision, self.ctx.state, parsed.kind)
         if isinstance(value, BehaviorPayload):
@@ -179,6 +190,23 @@ class Handlers:
             doc.set_title(p.title)
         s.focus = p.focus or ""
         self.enter_stage(0)
+        return State.STAGE_RUNNING, False
+
+    def on_follow_up(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
+        """FOLLOW_UP: the follow-up's stages go after the plan's, under a ``## Follow-up``
+        heading; the earlier stages, their findings and the kernel stay as they are."""
+        p = parsed.value
+        assert isinstance(p, StagesPayload)
+        s, doc = self.ctx.state, self.ctx.doc
+        asked = s.asked
+        assert asked is not None
+        stages = self._capped(p.stages, self.ctx.config.max_stages, "stages", log)
+        asked.first_stage, asked.seq = len(s.stages), s.seq + 1
+        s.stages += [_plan_record(StageRecord, st) for st in stages]
+        s.stage_index, s.step_index = asked.first_stage, 0
+        self.forget_behavior()  # the heading is tagged with the follow-up's first stage
+        doc.add_markdown(f"## Follow-up: {asked.title}", self.tag(), role="follow_up")
+        self.enter_stage(asked.first_stage)
         return State.STAGE_RUNNING, False
 
     def on_steps(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:

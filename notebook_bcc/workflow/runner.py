@@ -23,6 +23,7 @@ from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import BccError, BudgetExhausted, Interrupted, StorageError
 from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.problem import read_problem
+from notebook_bcc.inputs.questions import follow_up_questions
 from notebook_bcc.kernel.verification import cells_to_verify
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import Usage, WorkflowState
@@ -87,7 +88,8 @@ class Runner:
     # -- the loop -------------------------------------------------------------------------
     def run(self) -> RunResult:
         state = self.state
-        if state.fsm_state == "WORKFLOW_COMPLETED" and self.store.summarised():
+        done = state.fsm_state == "WORKFLOW_COMPLETED" and not self._asked()
+        if done and self.store.summarised():
             self.store.unlock()
             summary = self.store.read_json("summary.json")
             return RunResult(self.store.root, state.fsm_state, 0, "run already completed", summary)
@@ -102,7 +104,7 @@ class Runner:
             self._preview = preview_files(self.store.root, self.files, sheet=self._spec.sheet)
             # every planner is told the kernel's packages: the kernel answers before the first
             self.host.ensure()
-            while State(self.state.fsm_state) not in fsm.TERMINALS:
+            while State(self.state.fsm_state) not in fsm.STOPS or self._asked():
                 row = fsm.event_from(State(self.state.fsm_state))
                 if row.agent is None:
                     self._next_stage(row)
@@ -152,7 +154,7 @@ class Runner:
         seq is used twice. Model usage and kernel restarts spent on it are kept. A write that
         fails here (disk still full) leaves the last checkpoint as it was, just as resumable.
         """
-        if State(self.state.fsm_state) in fsm.TERMINALS:
+        if State(self.state.fsm_state) in fsm.STOPS:
             return
         failpoints.hit("abort", reason)
         spent = self.state
@@ -170,6 +172,10 @@ class Runner:
         with contextlib.suppress(StorageError):  # the disk may still be full: then the last
             self.store.recover(saved.seq)  # checkpoint stays as it is, just as resumable
             self._terminal(Event.ABORT, reason)
+
+    def _asked(self) -> bool:
+        """A follow-up waits for its stages (``bcc ask``): the completed run goes on."""
+        return self.state.asked is not None
 
     # -- budgets (G6) ---------------------------------------------------------------------
     def _elapsed(self) -> float:
@@ -198,7 +204,10 @@ class Runner:
             behavior=self.handlers.current_behavior(),
             max_behaviors=self.config.max_behaviors_per_step,
             seed=self.config.seed,
-            questions=self._spec.questions,
+            questions=self._spec.questions
+            + tuple(
+                q for f in self.state.follow_ups_reached() for q in follow_up_questions(f.text)
+            ),
             supervised=self._spec.supervised,
             data_preview=self._preview,
             figures=self.handlers.figures,
@@ -300,7 +309,7 @@ class Runner:
         """Fire FAIL or ABORT from the current state and checkpoint."""
         s = self.state
         source = State(s.fsm_state)
-        if source in fsm.TERMINALS:
+        if source in fsm.STOPS:
             return
         log = TransitionLog(
             s.seq + 1, event.value, source.value, None, s.path, s.iteration, utc_now()

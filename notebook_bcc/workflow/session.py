@@ -1,8 +1,9 @@
-"""Opening a run: a new one (``create_run``) or an interrupted one (``resume_run``).
+"""Opening a run: a new one (``create_run``), an interrupted one (``resume_run``), or a
+completed one asked a follow-up question (``ask_run``).
 
-Both return a ``Runner`` ready to ``run()``. Creating checks the inputs and the model string
-before anything is written; resuming takes the run lock, reloads the checkpoint, reaps the
-kernels a killed ``bcc`` left behind and forgets what the last transition had not committed.
+Each returns a ``Runner`` ready to ``run()``. Creating checks the inputs and the model string
+before anything is written; resuming and asking take the run lock, reload the checkpoint, reap
+the kernels a killed ``bcc`` left behind and forget what the last transition had not committed.
 """
 
 from __future__ import annotations
@@ -13,19 +14,19 @@ from typing import Any
 
 from notebook_bcc.agents import make_agent
 from notebook_bcc.config import RunConfig
-from notebook_bcc.errors import InputError, UsageError
+from notebook_bcc.errors import InputError, RunLocked, UsageError
 from notebook_bcc.inputs.check import check_inputs
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.kernel.gateway import Gateway
 from notebook_bcc.kernel.processes import reap_kernels
 from notebook_bcc.kernel.records import VariableInfo
 from notebook_bcc.rundir.notebook import NotebookDocument
-from notebook_bcc.rundir.state import WorkflowState
+from notebook_bcc.rundir.state import FollowUp, WorkflowState
 from notebook_bcc.rundir.store import RunStore, slugify
 from notebook_bcc.workflow.host import gateway_of
 from notebook_bcc.workflow.runner import EventHook, Runner
 
-__all__ = ["create_run", "resume_run", "reap_orphan_kernels", "parameter_variables"]
+__all__ = ["ask_run", "create_run", "resume_run", "reap_orphan_kernels", "parameter_variables"]
 
 #: the modules the parameters cell imports (known before the kernel starts)
 PARAMETER_MODULES = [["np", "numpy"], ["random", "random"]]
@@ -39,7 +40,9 @@ def create_run(
     out: Path | None = None,
     runs_dir: Path = Path("runs"),
     on_event: EventHook | None = None,
+    follow_ups: Sequence[str] = (),
 ) -> Runner:
+    """``follow_ups``: questions asked once the run completes, in order (a replay's)."""
     check_ranges(config)
     inputs = check_inputs(problem, data)
     spec = read_problem(inputs.problem_text)
@@ -58,6 +61,8 @@ def create_run(
         title, title, files, config.seed, store_writer(store), question=spec.text
     )
     store.write_json("config.json", {**config.to_json(), "files": files})
+    for text in follow_ups:
+        _keep_follow_up(store, state, text)
     doc.save()
     store.write_checkpoint(state.to_json())
     return Runner(
@@ -78,14 +83,69 @@ def resume_run(
     budgets: dict[str, Any] | None = None,
     on_event: EventHook | None = None,
 ) -> Runner:
+    store, config, state, doc, files = _reopen(run_dir, budgets or {})
+    return _runner(store, config, state, doc, files, on_event)
+
+
+def ask_run(
+    run_dir: Path,
+    question: str,
+    *,
+    budgets: dict[str, Any] | None = None,
+    on_event: EventHook | None = None,
+) -> Runner:
+    """A completed run, asked ``question``: its text is kept in ``follow_ups/<n>.md`` and the
+    checkpoint records it, so a follow-up killed before its stages were planned resumes."""
+    if not question.strip():
+        raise UsageError(
+            "the follow-up question is empty",
+            remedy='give it as `bcc ask RUN_DIR "QUESTION"` or with `--file follow_up.md`',
+        )
+    store, config, state, doc, files = _reopen(run_dir, budgets or {}, asking=True)
+    try:
+        n = _keep_follow_up(store, state, question)
+        store.write_checkpoint(state.to_json())
+        store.append_event({"type": "follow_up", "n": n, "seq": state.seq})
+    except BaseException:
+        store.unlock()
+        raise
+    return _runner(store, config, state, doc, files, on_event)
+
+
+def _keep_follow_up(store: RunStore, state: WorkflowState, text: str) -> int:
+    """Record a follow-up in ``follow_ups/<n>.md`` and the state; its number."""
+    n = len(state.follow_ups) + 1
+    (store.root / "follow_ups").mkdir(exist_ok=True)
+    store.write(f"follow_ups/{n}.md", text.strip() + "\n")
+    state.follow_ups.append(FollowUp(text.strip()))
+    return n
+
+
+def _reopen(
+    run_dir: Path, budgets: dict[str, Any], *, asking: bool = False
+) -> tuple[RunStore, RunConfig, WorkflowState, NotebookDocument, list[str]]:
+    """Lock the run, load its checkpoint and notebook, reap its orphan kernels and forget
+    what the last transition had not committed. ``asking``: only a completed run."""
     store = RunStore.open(run_dir)
     saved = store.read_json("config.json")
     files = saved.pop("files")
-    config = RunConfig.from_json(saved).with_budgets(**(budgets or {}))
+    config = RunConfig.from_json(saved).with_budgets(**budgets)
     check_ranges(config)
-    store.lock()
+    try:
+        store.lock()
+    except RunLocked as exc:
+        if not asking:
+            raise
+        raise UsageError(
+            f"{run_dir} is still running ({exc})", remedy="ask once it has completed"
+        ) from None
     try:
         state = WorkflowState.from_json(store.read_json("state.json"))
+        if asking:
+            _check_askable(run_dir, state)
+    except UsageError:  # (a ValueError too)
+        store.unlock()
+        raise
     except ValueError as exc:
         store.unlock()
         raise InputError(
@@ -113,6 +173,38 @@ def resume_run(
             "dropped_events": undone.dropped_events,
         }
     )
+    return store, config, state, doc, files
+
+
+def _check_askable(run_dir: Path, state: WorkflowState) -> None:
+    """Only a completed run takes a follow-up (UsageError, exit 2, says what to do)."""
+    if state.asked is not None:
+        raise UsageError(
+            f"{run_dir} has a follow-up not yet answered ({state.asked.title!r})",
+            remedy=f"`bcc resume {run_dir}` answers it first",
+        )
+    if state.fsm_state == "WORKFLOW_COMPLETED":
+        return
+    why = {
+        "WORKFLOW_ABORTED": "was interrupted",
+        "WORKFLOW_FAILED": "failed",
+    }.get(state.fsm_state, f"stopped mid-way ({state.fsm_state})")
+    remedy = (
+        "start a new `bcc run`: a failed run takes no follow-up"
+        if state.fsm_state == "WORKFLOW_FAILED"
+        else f"`bcc resume {run_dir}` completes it first"
+    )
+    raise UsageError(f"{run_dir} {why}: only a completed run takes a follow-up", remedy=remedy)
+
+
+def _runner(
+    store: RunStore,
+    config: RunConfig,
+    state: WorkflowState,
+    doc: NotebookDocument,
+    files: list[str],
+    on_event: EventHook | None,
+) -> Runner:
     problem_text = (store.root / "problem.md").read_text(encoding="utf-8")
     return Runner(
         config,

@@ -26,6 +26,7 @@ LAYERS = {
     "agents": 3,
     "workflow": 4,
     "batch": 5,
+    "command_run": 5,
     "cli": 6,
     "__main__": 7,
 }

@@ -18,7 +18,7 @@ def test_table_is_valid_and_has_the_design_rows():
     }
     assert fsm.transition_for(State.STAGE_COMPLETED, Event.NEXT_STAGE).agent is None
     for state in State:
-        if state not in fsm.TERMINALS:
+        if state not in fsm.STOPS:
             assert fsm.transition_for(state, Event.FAIL).targets == (State.WORKFLOW_FAILED,)
             assert fsm.transition_for(state, Event.ABORT).targets == (State.WORKFLOW_ABORTED,)
 
@@ -27,6 +27,18 @@ def test_terminals_have_no_exits():
     for terminal in fsm.TERMINALS:
         with pytest.raises(fsm.InvalidTransition):
             fsm.transition_for(terminal, Event.FAIL)
+
+
+def test_the_success_state_is_left_only_by_a_follow_up():
+    row = fsm.event_from(State.WORKFLOW_COMPLETED)
+    assert (row.event, row.targets, row.agent) == (
+        Event.FOLLOW_UP, (State.STAGE_RUNNING,), "stage-planner"
+    )  # fmt: skip
+    with pytest.raises(fsm.InvalidTransition):
+        fsm.transition_for(State.WORKFLOW_COMPLETED, Event.ABORT)  # a completed run stays so
+    second = (Transition(Event.NEXT_STAGE, State.WORKFLOW_COMPLETED, (State.STAGE_RUNNING,)),)
+    with pytest.raises(ValueError, match="one exit is FOLLOW_UP"):
+        fsm.validate(fsm.TRANSITIONS + second)
 
 
 def test_validation_rejects_a_broken_table():

@@ -12,12 +12,19 @@ import re
 from lxml import etree
 
 from notebook_bcc.agents import AgentReply, AgentSettings
-from notebook_bcc.agents.offline.plan import MODELLING, StagePlay, StepPlay, playbook
+from notebook_bcc.agents.offline.plan import (
+    MODELLING,
+    StagePlay,
+    StepPlay,
+    follow_up_play,
+    playbook,
+)
 from notebook_bcc.agents.offline.recipes import RECIPES, Cell, RecipeContext
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 from notebook_bcc.fsm import Event
 from notebook_bcc.inputs.problem import ProblemSpec, read_problem, resolve_target
+from notebook_bcc.inputs.questions import Question, follow_up_questions
 
 __all__ = ["OfflineAnalyst"]
 
@@ -54,6 +61,7 @@ class OfflineAnalyst:
     ) -> AgentReply:
         handler = {
             Event.START_WORKFLOW: self._stages,
+            Event.FOLLOW_UP: self._follow_up,
             Event.START_STEP: self._steps,
             Event.START_BEHAVIOR: self._behavior,
             Event.COMPLETE_ACTION: self._actions,
@@ -97,7 +105,9 @@ class OfflineAnalyst:
     def _plays(self, obs: Observation) -> tuple[StagePlay, ...]:
         target, _ = self._target(obs)
         modelling = any(stage.id == MODELLING for stage in obs.stages)  # as planned
-        return playbook(modelling, target, bool(obs.questions), len(obs.files))
+        asks = len(obs.questions) > obs.asked_questions  # the problem's own questions
+        plays = playbook(modelling, target, asks, len(obs.files))
+        return plays + tuple(follow_up_play(n) for n in range(1, len(obs.follow_ups) + 1))
 
     def _step_play(self, obs: Observation) -> StepPlay:
         for stage in self._plays(obs):
@@ -132,6 +142,16 @@ class OfflineAnalyst:
         else:
             focus = f"Task: eda ({spec.reason})."
         S(root, "focus").text = focus
+        return _xml(root)
+
+    def _follow_up(self, obs: Observation) -> str:
+        """A follow-up: one new stage that answers it on the cleaned table."""
+        stage = follow_up_play(len(obs.follow_ups))
+        root = E("stages")
+        el = S(root, "stage", id=stage.id, title=stage.title)
+        S(el, "goal").text = stage.goal
+        _variables(el, "verified_artifacts", stage.artifacts)
+        _variables(el, "required_variables", tuple((r, "") for r in stage.required))
         return _xml(root)
 
     def _steps(self, obs: Observation) -> str:
@@ -175,7 +195,7 @@ class OfflineAnalyst:
             task=task,
             seed=obs.seed,
             variant=max(0, obs.iteration - 1),
-            questions=obs.questions,
+            questions=self._questions(obs, play),
             drop=spec.drop,
             keep=spec.keep,
             files=len(obs.files),
@@ -192,6 +212,14 @@ class OfflineAnalyst:
         for cell in cells:
             _cdata_el(root, "add-code2run" if cell.kind == "code" else "add-text", cell.content)
         return _xml(root)
+
+    @staticmethod
+    def _questions(obs: Observation, play: StepPlay) -> tuple[Question, ...]:
+        """The questions a step answers: a follow-up's own, else the problem's."""
+        if play.recipe == "follow_up_answers":
+            n = int(play.id.rsplit("_", 1)[-1])
+            return follow_up_questions(obs.follow_ups[n - 1])
+        return obs.questions[: len(obs.questions) - obs.asked_questions]
 
     # -- reflectors -----------------------------------------------------------------------
     def _reflection(self, obs: Observation) -> str:

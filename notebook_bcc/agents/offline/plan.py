@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MODELLING", "StepPlay", "StagePlay", "playbook"]
+__all__ = ["MODELLING", "StepPlay", "StagePlay", "follow_up_play", "playbook"]
 
 MODELLING = "predictive_modelling"  # the stage that fits models of the target
 
@@ -220,3 +220,27 @@ def playbook(
         )
     )
     return tuple(stages)
+
+
+def follow_up_play(n: int) -> StagePlay:
+    """The stage that answers follow-up ``n`` (``bcc ask``) on the cleaned table."""
+    answers = (("final_answers", "the earlier answers and the follow-up's"),)
+    step = StepPlay(
+        f"answer_follow_up_{n}",
+        "The follow-up's answer",
+        "Answer the follow-up from clean_dataset and add it to final_answers, keeping the "
+        "earlier answers. Acceptance: final_answers is a dict.",
+        "follow_up_answers",
+        answers,
+        ("clean_dataset",),
+        ("isinstance(final_answers, dict)",),
+        "Report-Agent",
+    )
+    return StagePlay(
+        f"follow_up_{n}",
+        f"Follow-up {n}",
+        "Answer the follow-up question from the cleaned table, without redoing earlier stages.",
+        (step,),
+        answers,
+        ("clean_dataset",),
+    )

@@ -234,4 +234,5 @@ RECIPES: dict[str, Callable[[RecipeContext], tuple[Cell, ...]]] = {
     "holdout_evaluation": _wrap(recipes_model.holdout_evaluation),
     "stability_check": _wrap(recipes_model.stability_check),
     "final_summary": _wrap(recipes_eda.final_summary),
+    "follow_up_answers": _wrap(recipes_eda.follow_up_answers),
 }

@@ -155,3 +155,21 @@ ANSWERS_TEXT = (
 )
 
 ANSWERS = template("eda_answers.py")
+
+
+FOLLOW_UP_TEXT = (
+    "A follow-up question, answered from `clean_dataset` as the problem's questions were: "
+    "*which (group) has the most / least (number)*; any other is listed as **not answered**, "
+    "with the reason. Its answer is added to `final_answers`; the earlier answers stay."
+)
+
+#: the answers cell, adding to ``final_answers`` instead of starting it
+FOLLOW_UP_ANSWERS = ANSWERS.replace(
+    "\nfinal_answers = {}\n",
+    '\nfinal_answers = dict(globals().get("final_answers") or {})  # the earlier answers stay\n',
+)
+
+
+def follow_up_answers(ctx: RecipeContext) -> Pairs:
+    """A follow-up's questions (``ctx.questions``), answered into ``final_answers``."""
+    return [(FOLLOW_UP_TEXT, FOLLOW_UP_ANSWERS)]

@@ -1,0 +1,163 @@
+"""``bcc ask``: follow-up questions on a completed offline penguins run, asked as a user asks
+them (the CLI), checked in the notebook, summary.json and the logs, and against pandas."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+from tests.conftest import BCC, ROOT, run_bcc
+from tests.faults.test_fault_matrix import _alive, _kernel_pids
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+EXAMPLE = ROOT / "examples" / "penguins"
+ISLAND = "Which island has the most penguins?"
+SPECIES = "Which species has the lowest body mass?"
+
+
+def _code(run: Path) -> list[str]:
+    nb = nbformat.read(run / "notebook.ipynb", as_version=4)
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+def _summary(run: Path) -> dict:
+    return json.loads((run / "summary.json").read_text())
+
+
+def _seqs(run: Path) -> list[int]:
+    """The transitions ``bcc logs`` lists, as a user sees them."""
+    listed = run_bcc("logs", str(run))
+    assert listed.returncode == 0, listed.stderr
+    return [int(line.split()[0]) for line in listed.stdout.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def completed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = tmp_path_factory.mktemp("penguins") / "run"
+    proc = run_bcc(
+        "run", str(EXAMPLE / "problem.md"), str(EXAMPLE / "penguins.csv"), "--out", str(run),
+        "--quiet",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return run
+
+
+@pytest.fixture(scope="module")
+def asked(completed: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The completed run (copied) after one follow-up, and a copy taken before it."""
+    run = tmp_path_factory.mktemp("asked") / "run"
+    shutil.copytree(completed, run)
+    proc = run_bcc("ask", str(run), ISLAND, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    return completed, run
+
+
+def test_a_follow_up_adds_a_section_that_answers_it_and_keeps_the_run(asked) -> None:
+    before, run = asked
+    earlier = _summary(before)
+    summary = _summary(run)
+    assert _code(run)[: len(_code(before))] == _code(before)  # the earlier cells, unchanged
+    nb = nbformat.read(run / "notebook.ipynb", as_version=4)
+    headings = [c.source for c in nb.cells if c.metadata.get("bcc", {}).get("role") == "follow_up"]
+    assert headings == [f"## Follow-up: {ISLAND}"]
+    biscoe = pd.read_csv(EXAMPLE / "penguins.csv")["island"].value_counts().idxmax()
+    (follow_up,) = summary["follow_ups"]
+    (answer,) = follow_up["answers"]
+    assert (follow_up["question"], answer["answered"], answer["value"]) == (ISLAND, True, biscoe)
+    assert summary["answers"] == earlier["answers"]  # the problem's answers, as they were
+    assert summary["verification"]["status"] == "passed"
+    seqs = _seqs(run)
+    assert seqs == list(range(1, len(seqs) + 1))  # the logs number on
+    assert (run / "logs" / f"{_seqs(before)[-1] + 1:04d}_FOLLOW_UP.xml").exists()
+    assert (run / "follow_ups" / "1.md").read_text().strip() == ISLAND
+    md = (run / "summary.md").read_text()
+    assert f"## Follow-up 1: {ISLAND}" in md and f"**{biscoe}**" in md
+    # one new stage, no reloading or cleaning again
+    assert follow_up["stages"] == ["follow_up_1"]
+    new = [st for st in summary["stages"] if st["id"] not in {s["id"] for s in earlier["stages"]}]
+    assert [t["id"] for st in new for t in st["steps"]] == ["answer_follow_up_1"]
+
+
+def test_a_second_follow_up_in_a_row(asked, tmp_path: Path) -> None:
+    _, first = asked
+    run = tmp_path / "run"
+    shutil.copytree(first, run)
+    proc = run_bcc("ask", str(run), SPECIES, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    summary = _summary(run)
+    data = pd.read_csv(EXAMPLE / "penguins.csv")
+    lightest = data.groupby("species")["body_mass_g"].mean().idxmin()
+    assert [f["question"] for f in summary["follow_ups"]] == [ISLAND, SPECIES]
+    assert [f["answers"][0]["value"] for f in summary["follow_ups"]] == ["Biscoe", lightest]
+    assert summary["follow_ups"][1]["stages"] == ["follow_up_2"]
+    assert summary["verification"]["status"] == "passed"  # every answer, old and new
+    replayed = tmp_path / "replayed"
+    proc = run_bcc("replay", str(run), "--out", str(replayed), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert _code(replayed) == _code(run)
+    assert _summary(replayed)["follow_ups"] == summary["follow_ups"]
+
+
+def test_a_follow_up_killed_mid_way_resumes_to_the_same_notebook(asked, tmp_path: Path) -> None:
+    before, reference = asked
+    run, mark = tmp_path / "run", tmp_path / "paused"
+    shutil.copytree(before, run)
+    # the 4th checkpoint of the follow-up is its first action's: its cells have run
+    env = {
+        **os.environ,
+        "BCC_FAILPOINTS": "write:state.json@4=pause",
+        "BCC_FAILPOINTS_MARK": str(mark),
+    }
+    proc = subprocess.Popen(
+        [*BCC, "ask", str(run), ISLAND, "--quiet"], cwd=ROOT, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert mark.exists(), "the failpoint was never reached"
+        nb = nbformat.read(run / "notebook.ipynb", as_version=4)
+        assert any(c.metadata.get("bcc", {}).get("stage") == "follow_up_1" for c in nb.cells)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 10
+    while any(_alive(k) for k in _kernel_pids(run)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(k) for k in _kernel_pids(run)), "a kernel outlived bcc"
+    resumed = run_bcc("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert _code(run) == _code(reference)
+    assert _summary(run)["follow_ups"][0]["answers"][0]["value"] == "Biscoe"
+    seqs = _seqs(run)
+    assert seqs == list(range(1, len(seqs) + 1))
+    replayed = run_bcc("replay", str(run), "--out", str(tmp_path / "replayed"), "--quiet")
+    assert replayed.returncode == 0, replayed.stderr
+
+
+def test_only_a_completed_run_takes_a_follow_up(completed: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(completed, run)
+    empty = run_bcc("ask", str(run), "  ")
+    assert empty.returncode == 2 and "the follow-up question is empty" in empty.stderr
+    state = json.loads((run / "state.json").read_text())
+    state.update(fsm_state="WORKFLOW_ABORTED", resume_from="STEP_RUNNING")
+    (run / "state.json").write_text(json.dumps(state))
+    refused = run_bcc("ask", str(run), ISLAND)
+    assert refused.returncode == 2, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert "was interrupted" in refused.stderr and "bcc resume" in refused.stderr
+    assert not (run / "follow_ups").exists()
