@@ -205,6 +205,9 @@ def ask(
     model: Opt[
         str | None, typer.Option(help="the model for the follow-up [default: the run's]")
     ] = None,
+    api_base: Opt[
+        str | None, typer.Option(help="base URL of an OpenAI-compatible server [the run's]")
+    ] = None,
     max_llm_calls: Opt[int | None, typer.Option(help="new G6 budget: model calls")] = None,
     max_cost_usd: Opt[float | None, typer.Option(help="new G6 budget: USD")] = None,
     max_wall_s: Opt[float | None, typer.Option(help="new G6 budget: wall seconds")] = None,
@@ -231,6 +234,7 @@ def ask(
             ) from None
         budgets = {
             "model": model,
+            "api_base": api_base,
             "max_llm_calls": max_llm_calls,
             "max_cost_usd": max_cost_usd,
             "max_wall_s": max_wall_s,

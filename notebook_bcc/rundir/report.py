@@ -15,12 +15,12 @@ import html
 import json
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lxml import etree
 
+from notebook_bcc.rundir.report_plan import Transition, plan_html
 from notebook_bcc.rundir.results import named_text
 from notebook_bcc.rundir.store import RunStore, read_log
 from notebook_bcc.rundir.summary import verification_text
@@ -29,37 +29,6 @@ __all__ = ["render_report", "write_report"]
 
 TEXT_CHARS = 20_000  # a prompt, reply or output longer than this shows its start and end
 e = html.escape
-
-
-@dataclass(frozen=True)
-class Transition:
-    seq: int
-    event: str
-    source: str
-    target: str
-    agent: str
-    location: str
-    iteration: int
-    forced: bool
-    duration_ms: int
-    guards: tuple[tuple[str, str, str], ...] = ()
-    log: etree._Element | None = None  # logs/NNNN_<EVENT>.xml, parsed once
-
-
-@dataclass
-class Node:
-    """A stage, step or behavior of the plan tree, with what its transitions cost."""
-
-    title: str
-    status: str
-    path: str
-    children: list[Node] = field(default_factory=list)
-    transitions: int = 0
-    duration_ms: int = 0
-    calls: int = 0
-    guards: list[str] = field(default_factory=list)
-    forced: int = 0
-    note: str = ""
 
 
 def _short(text: str, limit: int = TEXT_CHARS) -> str:
@@ -106,79 +75,6 @@ def _transitions(store: RunStore) -> list[Transition]:
         for ev in events
         if ev.get("type") == "transition"
     ]
-
-
-def _calls(t: Transition) -> int:
-    return 0 if t.log is None else len(t.log.findall("request"))
-
-
-def _tree(state: dict[str, Any], transitions: list[Transition]) -> list[Node]:
-    stages = []
-    for st in state.get("stages", []):
-        stage = Node(st["title"], st["status"], st["id"], note=st.get("blocked_by", ""))
-        for t in st.get("steps", []):
-            step = Node(
-                t["title"], t["status"], f"{st['id']}/{t['id']}", note=t.get("blocked_by", "")
-            )
-            stage.children.append(step)
-        stages.append(stage)
-    behaviors: dict[str, Node] = {}
-    for tr in transitions:
-        parts = tr.location.split("/")
-        if tr.event == "START_BEHAVIOR" and len(parts) == 3:
-            node = Node(f"{parts[2]} (attempt {tr.iteration})", "running", tr.location)
-            behaviors[tr.location] = node
-            for stage in stages:
-                for step in stage.children:
-                    if step.path == "/".join(parts[:2]):
-                        step.children.append(node)
-        if tr.event == "COMPLETE_STEP" and tr.location in behaviors:
-            done = tr.target == "STEP_COMPLETED" and not tr.forced
-            behaviors[tr.location].status = "complete" if done else "retried"
-            if tr.forced:
-                behaviors[tr.location].status = "failed"
-    for tr in transitions:
-        calls = _calls(tr)
-        for node in _walk(stages):
-            if tr.location == node.path or tr.location.startswith(node.path + "/"):
-                node.transitions += 1
-                node.duration_ms += tr.duration_ms
-                node.calls += calls
-                node.forced += int(tr.forced)
-                node.guards += [g for g, _, _ in tr.guards]
-    return stages
-
-
-def _walk(nodes: list[Node]) -> list[Node]:
-    out = []
-    for n in nodes:
-        out.append(n)
-        out += _walk(n.children)
-    return out
-
-
-def _node_html(node: Node, usage: dict[str, Any]) -> str:
-    spent = usage.get(node.path) or {}
-    badges = "".join(f'<span class="guard">{e(g)}</span>' for g in dict.fromkeys(node.guards))
-    if node.forced:
-        badges += f'<span class="forced">{node.forced} forced</span>'
-    cost = (
-        f", {spent.get('prompt_tokens', 0)}+{spent.get('completion_tokens', 0)} tokens "
-        f"({spent.get('cached_tokens', 0)} cached), ${float(spent.get('cost_usd', 0)):.4f}"
-        if spent.get("prompt_tokens")
-        else ""
-    )
-    facts = (
-        f"{node.transitions} transitions, {node.duration_ms / 1000:.1f} s, "
-        f"{node.calls} agent calls{cost}"
-    )
-    note = f'<div class="note">{e(node.note)}</div>' if node.note else ""
-    kids = "".join(_node_html(c, usage) for c in node.children)
-    return (
-        f'<li><span class="status {e(node.status)}">{e(node.status)}</span> '
-        f"<b>{e(node.title)}</b> <code>{e(node.path)}</code> {badges}"
-        f'<div class="facts">{facts}</div>{note}' + (f"<ul>{kids}</ul>" if kids else "") + "</li>"
-    )
 
 
 def _payload_text(el: etree._Element | None) -> str:
@@ -295,19 +191,11 @@ def _results(summary: dict[str, Any] | None) -> str:
     if not summary:
         return "<p>The run has not finished: no summary yet.</p>"
     out = [f"<p><b>Outcome:</b> {e(str(summary.get('outcome') or summary.get('final_state')))}</p>"]
-    answers = summary.get("answers") or []
-    if answers:
-        out.append("<h3>Answers</h3><ol>")
-        for a in answers:
-            value = json.dumps(a["value"]) if a.get("answered") else "not answered"
-            named = a.get("values") or {}
-            out.append(
-                f"<li>{e(a['question'])}{' <i>(added by the model)</i>' if a.get('added') else ''}"
-                f" <b>{e(value)}</b> — {e(a.get('text') or '')}"
-                + (f"<br><code>{e(named_text(named))}</code>" if named else "")
-                + "</li>"
-            )
-        out.append("</ol>")
+    if summary.get("answers"):
+        out.append("<h3>Answers</h3>" + _answers_html(summary["answers"]))
+    for n, f in enumerate(summary.get("follow_ups") or [], 1):
+        out.append(f"<h3>Follow-up {n}: {e(f['question'])}</h3>")
+        out.append(_answers_html(f["answers"]) if f["answers"] else "<p>not planned yet</p>")
     if isinstance(summary.get("key_results"), dict):
         rows = "".join(
             f"<tr><td>{e(str(k))}</td><td>{e(json.dumps(v))}</td></tr>"
@@ -325,6 +213,20 @@ def _results(summary: dict[str, Any] | None) -> str:
         + "</p>"
     )
     return "".join(out)
+
+
+def _answers_html(answers: list[dict[str, Any]]) -> str:
+    items = []
+    for a in answers:
+        value = json.dumps(a["value"]) if a.get("answered") else "not answered"
+        named = a.get("values") or {}
+        items.append(
+            f"<li>{e(a['question'])}{' <i>(added by the model)</i>' if a.get('added') else ''}"
+            f" <b>{e(value)}</b> — {e(a.get('text') or '')}"
+            + (f"<br><code>{e(named_text(named))}</code>" if named else "")
+            + "</li>"
+        )
+    return "<ol>" + "".join(items) + "</ol>"
 
 
 STYLE = """
@@ -365,9 +267,7 @@ def render_report(root: Path) -> str:
     transitions = _transitions(RunStore(root))
     notebook, cells_by_seq = _notebook(root)
     title = state.get("project_title") or state.get("problem_title") or root.name
-    tree = "".join(
-        _node_html(n, state.get("usage_by_location", {})) for n in _tree(state, transitions)
-    )
+    tree = plan_html(state, transitions)
     timeline = "".join(_transition_html(t, cells_by_seq) for t in transitions)
     counters = state.get("counters", {})
     return (

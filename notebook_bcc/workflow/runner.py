@@ -226,7 +226,12 @@ class Runner:
         )
         log.set_payload(element_for_log(parsed))
         target, forced = self.handlers.handle(row.event, parsed, log)
-        if row.event in (Event.START_WORKFLOW, Event.START_STEP, Event.START_BEHAVIOR):
+        if row.event in (
+            Event.START_WORKFLOW,
+            Event.FOLLOW_UP,
+            Event.START_STEP,
+            Event.START_BEHAVIOR,
+        ):
             log.relocate(s.path, s.iteration)
         self._commit(log, row.event, source, target, forced, t0)
         if target == State.STEP_COMPLETED and forced and self.config.on_step_failure == "abort":

@@ -80,6 +80,9 @@ def test_a_follow_up_adds_a_section_that_answers_it_and_keeps_the_run(asked) -> 
     assert seqs == list(range(1, len(seqs) + 1))  # the logs number on
     assert (run / "logs" / f"{_seqs(before)[-1] + 1:04d}_FOLLOW_UP.xml").exists()
     assert (run / "follow_ups" / "1.md").read_text().strip() == ISLAND
+    report = (run / "report.html").read_text()
+    plan = report[report.index('id="plan"') : report.index('id="timeline"')]
+    assert f"Follow-up 1: {ISLAND}" in plan and "follow_up_1/answer_follow_up_1" in plan
     md = (run / "summary.md").read_text()
     assert f"## Follow-up 1: {ISLAND}" in md and f"**{biscoe}**" in md
     # one new stage, no reloading or cleaning again

@@ -10,8 +10,9 @@ task, a cell that prints a marker and draws a figure, a ``safe="false"`` depreca
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,53 @@ def test_the_closing_summary_is_the_runs_findings(seen: Seen) -> None:
     assert summary["findings"] == {"source": "final_summary", "text": text}
     assert text in (seen.run / "summary.md").read_text().split("## Findings")[1]
     assert text in (seen.run / "report.html").read_text()
+
+
+FOLLOW_UP = "Which widget is the widest, by id?"
+FOLLOW_UP_CODE = """
+final_answers = {**final_answers, "3": {"value": int(frame.loc[widths.idxmax(), "id"]), "text": "id"}}
+print("widest id", final_answers["3"]["value"])
+"""
+
+
+def follow_up_policy(req: Request) -> str:
+    """The follow-up's stage ``widest`` builds on ``frame`` and ``widths`` (no reading)."""
+    if req.transition == "FOLLOW_UP":
+        return (
+            '<stages><stage id="widest" title="Widest"><goal>Find the widest widget from '
+            "widths. Artifacts: final_answers.</goal><verified_artifacts><variable "
+            'name="final_answers">dict</variable></verified_artifacts></stage></stages>'
+        )
+    where = req.headers.get("x-bcc-location", "")
+    if not where.startswith("widest"):
+        raise AssertionError(f"{req.transition} outside the follow-up")
+    # the answer stage's replies, with the follow-up's step and code
+    as_answer = replace(req, headers={**req.headers, "x-bcc-location": "answer"})
+    reply = policy(as_answer)
+    return reply.replace("respond", "widest_id").replace(CODE_ANSWER, FOLLOW_UP_CODE)
+
+
+def test_a_follow_up_planner_sees_the_follow_up_the_findings_and_the_live_variables(
+    seen: Seen, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(seen.run, run)
+    with FakeLLM(policy=follow_up_policy) as fake:
+        proc, _, _ = bcc("ask", str(run), FOLLOW_UP, "--api-base", fake.url, "--quiet")
+        requests = list(fake.requests)
+    assert proc.returncode == 0, proc.stderr
+    asked = [r for r in requests if r.transition == "FOLLOW_UP"]
+    assert len(asked) == 1 and requests[0] is asked[0]  # the first call of the follow-up
+    user = asked[0].messages[-1]["content"]
+    system = asked[0].messages[0]["content"]
+    assert user.rstrip().endswith("Plan the follow-up's stages now.")
+    assert f"## Follow-up question\n{FOLLOW_UP}" in user
+    assert "FINDING-WITH-NUMBERS 4 widgets" in user and "LESSON-ONE" in user
+    assert "- widths: Series" in user and "- frame: DataFrame" in user  # the live variables
+    assert "do not load or clean the\ndata again" in system
+    assert f"3. {FOLLOW_UP}" in system  # numbered after the problem's two questions
+    summary = json.loads((run / "summary.json").read_text())
+    (follow_up,) = summary["follow_ups"]
+    assert follow_up["stages"] == ["widest"] and follow_up["answers"][0]["value"] == 4
+    assert [a["value"] for a in summary["answers"]] == [4, 7.25]  # the problem's, as they were
+    assert summary["verification"]["status"] == "passed"
