@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 EXAMPLE = ROOT / "examples" / "penguins"
 ISLAND = "Which island has the most penguins?"
 SPECIES = "Which species has the lowest body mass?"
+WHY = "Why are Gentoo penguins heavier?"
 
 
 def _code(run: Path) -> list[str]:
@@ -95,13 +96,19 @@ def test_a_second_follow_up_in_a_row(asked, tmp_path: Path) -> None:
     _, first = asked
     run = tmp_path / "run"
     shutil.copytree(first, run)
-    proc = run_bcc("ask", str(run), SPECIES, "--quiet")
+    text = tmp_path / "follow_up.md"
+    text.write_text(f"{SPECIES}\n\n{WHY}\n")
+    proc = run_bcc("ask", str(run), "--file", str(text), "--quiet")
     assert proc.returncode == 0, proc.stderr
     summary = _summary(run)
     data = pd.read_csv(EXAMPLE / "penguins.csv")
     lightest = data.groupby("species")["body_mass_g"].mean().idxmin()
-    assert [f["question"] for f in summary["follow_ups"]] == [ISLAND, SPECIES]
-    assert [f["answers"][0]["value"] for f in summary["follow_ups"]] == ["Biscoe", lightest]
+    first, second = summary["follow_ups"]
+    assert first["question"] == ISLAND and first["answers"][0]["value"] == "Biscoe"
+    assert [a["question"] for a in second["answers"]] == [SPECIES, WHY]
+    assert second["answers"][0]["value"] == lightest
+    assert not second["answers"][1]["answered"]  # not guessed: not answered, and why
+    assert second["answers"][1]["text"].startswith("not answered: ")
     assert summary["follow_ups"][1]["stages"] == ["follow_up_2"]
     assert summary["verification"]["status"] == "passed"  # every answer, old and new
     replayed = tmp_path / "replayed"
