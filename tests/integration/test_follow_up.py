@@ -158,6 +158,23 @@ def test_a_follow_up_killed_mid_way_resumes_to_the_same_notebook(asked, tmp_path
     assert replayed.returncode == 0, replayed.stderr
 
 
+def test_a_follow_up_that_fails_leaves_the_earlier_answers(completed: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(completed, run)
+    earlier = _summary(completed)
+    # the follow-up's 3rd agent call (its first behavior) meets a bug
+    proc = run_bcc("ask", str(run), ISLAND, "--quiet", env={"BCC_FAILPOINTS": "agent@3=bug"})
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    summary = _summary(run)
+    assert summary["final_state"] == "WORKFLOW_ABORTED"
+    assert summary["answers"] == earlier["answers"]  # the earlier answers stand
+    assert not summary["follow_ups"][0]["answers"][0]["answered"]
+    assert _code(run) == _code(completed)  # no cell of the follow-up's ran
+    resumed = run_bcc("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert _summary(run)["follow_ups"][0]["answers"][0]["value"] == "Biscoe"
+
+
 def test_only_a_completed_run_takes_a_follow_up(completed: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(completed, run)
