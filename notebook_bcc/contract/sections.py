@@ -21,6 +21,7 @@ from notebook_bcc.contract.plan_view import (
     step_text,
 )
 from notebook_bcc.fsm import Event
+from notebook_bcc.inputs.questions import follow_up_questions
 
 __all__ = ["History", "fields"]
 
@@ -267,6 +268,16 @@ def _ledger_brief(obs: Observation) -> str:
     return "\n".join(lines) or "(no variables yet)"
 
 
+def _follow_up(obs: Observation) -> str:
+    """The latest follow-up whole, and the numbers its questions have in the run's list."""
+    if not obs.follow_ups:
+        return "(none)"
+    n = len(follow_up_questions(obs.follow_ups[-1]))
+    numbers = range(len(obs.questions) - n + 1, len(obs.questions) + 1)
+    keys = ", ".join(f'"{i}"' for i in numbers)
+    return f"{obs.follow_ups[-1].strip()}\n(its question{'s' * (n > 1)} in the run's list: {keys})"
+
+
 def fields(obs: Observation) -> dict[str, str | History]:
     """What each ``$name`` of a template holds for ``obs``: text, or a trimmable History.
     (What every prompt starts with is the run's block: :mod:`notebook_bcc.contract.run_block`.)"""
@@ -295,5 +306,5 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "protected": _protected(obs),
         "behaviors_in_step": str(obs.behaviors_in_step),
         "max_behaviors": str(obs.max_behaviors),
-        "follow_up": obs.follow_ups[-1] if obs.follow_ups else "(none)",
+        "follow_up": _follow_up(obs),
     }

@@ -11,7 +11,7 @@ from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-__all__ = ["VariableRecord", "VariableLedger", "LedgerView", "Decision"]
+__all__ = ["DELETED", "VariableRecord", "VariableLedger", "LedgerView", "Decision"]
 
 ALIVE, RETAINED, DEPRECATED, DELETED = "alive", "retained", "deprecated", "deleted"
 

@@ -203,6 +203,7 @@ class Handlers:
         stages = self._capped(p.stages, self.ctx.config.max_stages, "stages", log)
         asked.first_stage, asked.seq = len(s.stages), s.seq + 1
         s.stages += [_plan_record(StageRecord, st) for st in stages]
+        s.focus = (p.focus or "").strip()  # the planner's intent for the follow-up
         s.stage_index, s.step_index = asked.first_stage, 0
         self.forget_behavior()  # the heading is tagged with the follow-up's first stage
         doc.add_markdown(f"## Follow-up: {asked.title}", self.tag(), role="follow_up")

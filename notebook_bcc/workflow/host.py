@@ -21,6 +21,7 @@ from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel.gateway import TOKEN_ENV, Gateway
 from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace
 from notebook_bcc.kernel.session import KernelSession
+from notebook_bcc.rundir.ledger import DELETED
 from notebook_bcc.rundir.results import FINDINGS_NAMES, RESULT_NAMES
 from notebook_bcc.workflow.context import RunContext
 
@@ -103,13 +104,17 @@ class KernelHost:
         )
 
     def replay(self, why: str) -> list[str]:
-        """Re-run the notebook's code cells to rebuild kernel state; return divergences."""
+        """Re-run the notebook's code cells to rebuild kernel state, then delete again what
+        the ledger says is gone; return divergences."""
         assert self.kernel is not None
         diverged = []
         for i, source in enumerate(self.ctx.doc.code_sources()):
             outcome = self.kernel.run_cell(source)
             if outcome.status != "ok":
                 diverged.append(f"code cell {i} failed on replay: {outcome.error_name}")
+        # what the runner freed (a safe deprecation) is no cell's doing: the cells made it again
+        freed = [r.name for r in self.ctx.state.ledger.records.values() if r.status == DELETED]
+        self.kernel.delete(freed)
         self.ctx.store.append_event({"type": "kernel_replay", "why": why, "diverged": diverged})
         self.observe(f"{self.ctx.state.path}#replay")
         return diverged

@@ -77,6 +77,11 @@ def test_a_follow_up_adds_a_section_that_answers_it_and_keeps_the_run(asked) -> 
     assert (follow_up["question"], answer["answered"], answer["value"]) == (ISLAND, True, biscoe)
     assert summary["answers"] == earlier["answers"]  # the problem's answers, as they were
     assert summary["verification"]["status"] == "passed"
+    # what the run freed stays freed, though the kernel was rebuilt by re-running the cells
+    ledger = {
+        r["name"]: r["status"] for r in json.loads((run / "state.json").read_text())["ledger"]
+    }
+    assert ledger["raw_dataset"] == "deleted"
     seqs = _seqs(run)
     assert seqs == list(range(1, len(seqs) + 1))  # the logs number on
     assert (run / "logs" / f"{_seqs(before)[-1] + 1:04d}_FOLLOW_UP.xml").exists()

@@ -277,7 +277,7 @@ def test_a_follow_up_planner_sees_the_follow_up_the_findings_and_the_live_variab
     user = asked[0].messages[-1]["content"]
     system = asked[0].messages[0]["content"]
     assert user.rstrip().endswith("Plan the follow-up's stages now.")
-    assert f"## Follow-up question\n{FOLLOW_UP}" in user
+    assert f'## Follow-up question\n{FOLLOW_UP}\n(its question in the run\'s list: "3")' in user
     assert "FINDING-WITH-NUMBERS 4 widgets" in user and "LESSON-ONE" in user
     assert "- widths: Series" in user and "- frame: DataFrame" in user  # the live variables
     assert "do not load or clean the\ndata again" in system
