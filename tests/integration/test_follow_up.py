@@ -163,6 +163,25 @@ def test_a_follow_up_killed_mid_way_resumes_to_the_same_notebook(asked, tmp_path
     assert replayed.returncode == 0, replayed.stderr
 
 
+def test_a_follow_up_asking_for_a_model_of_another_column(completed: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(completed, run)
+    proc = run_bcc("ask", str(run), "Predict `sex` from the other measurements.", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    summary = _summary(run)
+    (follow_up,) = summary["follow_ups"]
+    (answer,) = follow_up["answers"]
+    steps = [t["id"] for st in summary["stages"] if st["id"] == "follow_up_1" for t in st["steps"]]
+    assert steps == ["model_follow_up_1"]
+    sexes = pd.read_csv(EXAMPLE / "penguins.csv")["sex"].dropna()
+    majority = sexes.value_counts(normalize=True).max()  # what ignoring the features scores
+    values = answer["values"]
+    assert abs(values["baseline_score"] - majority) < 0.02, values
+    assert answer["value"] == values["cv_mean"] > values["baseline_score"] + 0.2
+    assert summary["key_results"] == _summary(completed)["key_results"]  # the run's own model
+    assert summary["verification"]["status"] == "passed"
+
+
 def test_a_follow_up_that_fails_leaves_the_earlier_answers(completed: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(completed, run)

@@ -107,7 +107,20 @@ class OfflineAnalyst:
         modelling = any(stage.id == MODELLING for stage in obs.stages)  # as planned
         asks = len(obs.questions) > obs.asked_questions  # the problem's own questions
         plays = playbook(modelling, target, asks, len(obs.files))
-        return plays + tuple(follow_up_play(n) for n in range(1, len(obs.follow_ups) + 1))
+        asked = enumerate(obs.follow_ups, 1)
+        return plays + tuple(follow_up_play(n, self._asked_model(obs, t)[0]) for n, t in asked)
+
+    def _asked_model(self, obs: Observation, text: str) -> tuple[str | None, str]:
+        """The column a follow-up asks to model (named in backticks), and the task."""
+        spec = read_problem(text)
+        target = resolve_target(spec, self._columns(obs)) if spec.supervised else None
+        if target is None:
+            return None, "eda"
+        dtype = next((t for c, t in self._column_types(obs) if c == target), "float64").lower()
+        numeric = dtype.startswith(("int", "float", "uint"))
+        if spec.task in ("classification", "regression"):
+            return target, spec.task
+        return target, "regression" if numeric else "classification"
 
     def _step_play(self, obs: Observation) -> StepPlay:
         for stage in self._plays(obs):
@@ -146,7 +159,7 @@ class OfflineAnalyst:
 
     def _follow_up(self, obs: Observation) -> str:
         """A follow-up: one new stage that answers it on the cleaned table."""
-        stage = follow_up_play(len(obs.follow_ups))
+        stage = follow_up_play(len(obs.follow_ups), self._asked_model(obs, obs.follow_ups[-1])[0])
         root = E("stages")
         el = S(root, "stage", id=stage.id, title=stage.title)
         S(el, "goal").text = stage.goal
@@ -189,6 +202,10 @@ class OfflineAnalyst:
     def _actions(self, obs: Observation) -> str:
         play = self._step_play(obs)
         target, task = self._target(obs)
+        if play.recipe == "follow_up_model":
+            target, task = self._asked_model(
+                obs, obs.follow_ups[int(play.id.rsplit("_", 1)[1]) - 1]
+            )
         spec = self._spec(obs)
         ctx = RecipeContext(
             target=target,
@@ -216,7 +233,7 @@ class OfflineAnalyst:
     @staticmethod
     def _questions(obs: Observation, play: StepPlay) -> tuple[Question, ...]:
         """The questions a step answers: a follow-up's own, else the problem's."""
-        if play.recipe == "follow_up_answers":
+        if play.recipe in ("follow_up_answers", "follow_up_model"):
             n = int(play.id.rsplit("_", 1)[-1])
             return follow_up_questions(obs.follow_ups[n - 1])
         return obs.questions[: len(obs.questions) - obs.asked_questions]

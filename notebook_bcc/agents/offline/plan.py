@@ -222,20 +222,34 @@ def playbook(
     return tuple(stages)
 
 
-def follow_up_play(n: int) -> StagePlay:
-    """The stage that answers follow-up ``n`` (``bcc ask``) on the cleaned table."""
+def follow_up_play(n: int, target: str | None = None) -> StagePlay:
+    """The stage that answers follow-up ``n`` (``bcc ask``) on the cleaned table: a model of
+    ``target`` when it asks for one, else its questions."""
     answers = (("final_answers", "the earlier answers and the follow-up's"),)
-    step = StepPlay(
-        f"answer_follow_up_{n}",
-        "The follow-up's answer",
-        "Answer the follow-up from clean_dataset and add it to final_answers, keeping the "
-        "earlier answers. Acceptance: final_answers is a dict.",
-        "follow_up_answers",
-        answers,
-        ("clean_dataset",),
-        ("isinstance(final_answers, dict)",),
-        "Report-Agent",
-    )
+    if target:
+        step = StepPlay(
+            f"model_follow_up_{n}",
+            f"A model of {target}",
+            f"Cross-validate a model of {target} on clean_dataset against a baseline and add "
+            "its score to final_answers. Acceptance: follow_up_model holds the scores.",
+            "follow_up_model",
+            (("follow_up_model", "the follow-up model's scores"), *answers),
+            ("clean_dataset",),
+            (f"follow_up_model['target'] == {target!r}", "isinstance(final_answers, dict)"),
+            "Model-Agent",
+        )
+    else:
+        step = StepPlay(
+            f"answer_follow_up_{n}",
+            "The follow-up's answer",
+            "Answer the follow-up from clean_dataset and add it to final_answers, keeping the "
+            "earlier answers. Acceptance: final_answers is a dict.",
+            "follow_up_answers",
+            answers,
+            ("clean_dataset",),
+            ("isinstance(final_answers, dict)",),
+            "Report-Agent",
+        )
     return StagePlay(
         f"follow_up_{n}",
         f"Follow-up {n}",

@@ -235,4 +235,5 @@ RECIPES: dict[str, Callable[[RecipeContext], tuple[Cell, ...]]] = {
     "stability_check": _wrap(recipes_model.stability_check),
     "final_summary": _wrap(recipes_eda.final_summary),
     "follow_up_answers": _wrap(recipes_eda.follow_up_answers),
+    "follow_up_model": _wrap(recipes_eda.follow_up_model),
 }

@@ -173,3 +173,20 @@ FOLLOW_UP_ANSWERS = ANSWERS.replace(
 def follow_up_answers(ctx: RecipeContext) -> Pairs:
     """A follow-up's questions (``ctx.questions``), answered into ``final_answers``."""
     return [(FOLLOW_UP_TEXT, FOLLOW_UP_ANSWERS)]
+
+
+FOLLOW_UP_MODEL = template("follow_up_model.py")
+
+
+def follow_up_model(ctx: RecipeContext) -> Pairs:
+    """A follow-up that asks for a model of another column (``ctx.target``): a cross-validated
+    linear pipeline against a baseline, its score the follow-up's answer."""
+    return [
+        (
+            f"A follow-up asks for a model of `{ctx.target}`. One cross-validated linear "
+            "pipeline (imputation, scaling, one-hot encoding) on the cleaned table, against a "
+            "baseline that ignores the features; the run's own model and `final_metrics` stay "
+            "as they were. The score is added to `final_answers`.",
+            FOLLOW_UP_MODEL,
+        )
+    ]
