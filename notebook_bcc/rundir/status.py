@@ -49,6 +49,7 @@ def status_json(run_dir: Path) -> dict[str, Any]:
             "sandboxed": bool(config.get("sandbox")),
         },
         "answers": summary.get("answers", []) if summary else [],
+        "follow_ups": summary.get("follow_ups", []) if summary else [],
         "key_results": summary.get("key_results") if summary else None,
     }
 
@@ -83,6 +84,14 @@ def status_text(run_dir: Path) -> str:
         lines.append(f"answer    {i}. {a['question']} -> {shown}")
         if a.get("values"):
             lines.append(f"          {named_text(a['values'])}")
+    for n, f in enumerate(st["follow_ups"], 1):
+        lines.append(f"follow-up {n}. {' '.join(f['question'].split())}")
+        for a in f["answers"]:
+            shown = json.dumps(a["value"]) if a["answered"] else "not answered"
+            lines.append(
+                f"          -> {shown}"
+                + (f"  {named_text(a['values'])}" if a.get("values") else "")
+            )
     if st["key_results"]:
         lines.append(f"results   {json.dumps(st['key_results'])}")
     lines.append("plan")

@@ -89,6 +89,8 @@ def test_a_follow_up_adds_a_section_that_answers_it_and_keeps_the_run(asked) -> 
     report = (run / "report.html").read_text()
     plan = report[report.index('id="plan"') : report.index('id="timeline"')]
     assert f"Follow-up 1: {ISLAND}" in plan and "follow_up_1/answer_follow_up_1" in plan
+    status = run_bcc("status", str(run))
+    assert f'follow-up 1. {ISLAND}\n          -> "{biscoe}"' in status.stdout, status.stdout
     md = (run / "summary.md").read_text()
     assert f"## Follow-up 1: {ISLAND}" in md and f"**{biscoe}**" in md
     # one new stage, no reloading or cleaning again
