@@ -140,11 +140,14 @@ def _cells(cells: tuple[CellFact, ...], empty: str) -> History:
     return History(items, "cells' output", empty, rank=4, joiner="\n\n")
 
 
-def _attempt_text(a: Attempt, with_cells: bool) -> str:
+def _attempt_text(a: Attempt, with_cells: bool, with_code: bool = False) -> str:
     lines = [f"#### {a.behavior} (iteration {a.iteration})", f"Task: {a.task}"]
     if with_cells:
         lines += [_cell_text(i, c) for i, c in enumerate(a.cells, 1)] or ["(no code ran)"]
     else:
+        if with_code and a.cells:  # what a retry fixes rather than writes again
+            code = "\n\n".join(c.code.strip() for c in a.cells if c.code.strip())
+            lines.append(f"Its code (the cells it ran, in order):\n```python\n{code}\n```")
         status = ", ".join(c.status for c in a.cells) or "no code ran"
         errors = [f"{c.error_name}: {c.error_value}" for c in a.cells if c.error_name]
         lines.append(f"Cells: {status}" + (f" ({'; '.join(errors)})" if errors else ""))
@@ -159,16 +162,26 @@ def _attempt_text(a: Attempt, with_cells: bool) -> str:
 
 
 def _attempts(
-    obs: Observation, *, with_cells: bool, current_too: bool, feedback_apart: bool = False
+    obs: Observation,
+    *,
+    with_cells: bool,
+    current_too: bool,
+    feedback_apart: bool = False,
+    code_of_last: bool = False,
 ) -> History:
     """The step's attempts. ``feedback_apart``: the prompt shows the reviewer's feedback in
-    a section of its own, so the last attempt's verdict does not repeat it."""
+    a section of its own, so the last attempt's verdict does not repeat it. ``code_of_last``:
+    the last attempt shows its code (the generator's retry changes it)."""
     attempts = obs.attempts if current_too else tuple(a for a in obs.attempts if a.verdict)
     if feedback_apart and obs.feedback and attempts and obs.feedback in attempts[-1].reasoning:
         rest = attempts[-1].reasoning.replace(obs.feedback, "").strip()
         note = "(the feedback on it follows, under its own heading)"
         attempts = (*attempts[:-1], replace(attempts[-1], reasoning=f"{rest} {note}".strip()))
-    items = tuple((a.behavior, _attempt_text(a, with_cells)) for a in attempts)
+    last = len(attempts) - 1
+    items = tuple(
+        (a.behavior, _attempt_text(a, with_cells, with_code=code_of_last and i == last))
+        for i, a in enumerate(attempts)
+    )
     rank = 3 if with_cells else 2
     return History(items, "earlier attempts", "(none: this is the first)", rank, joiner="\n\n")
 
@@ -299,6 +312,9 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "attempts": _attempts(obs, with_cells=False, current_too=False),
         "attempts_before_feedback": _attempts(
             obs, with_cells=False, current_too=False, feedback_apart=True
+        ),
+        "attempts_with_code": _attempts(
+            obs, with_cells=False, current_too=False, feedback_apart=True, code_of_last=True
         ),
         "step_record": _attempts(obs, with_cells=True, current_too=True),
         "lessons": _lessons(obs),

@@ -258,6 +258,26 @@ def test_the_state_runs_from_the_least_volatile_to_the_current_position() -> Non
         assert heads[-1] in ("## Current position", "## Current behavior", "## Stage to plan")
 
 
+def test_a_retry_shows_the_generator_the_last_attempts_code() -> None:
+    """The reflector's feedback says what to change in the code; the generator sees it (the
+    arranger, which shapes the behavior, does not need it)."""
+    cells = (CellFact("ok", "3", code="LAST_CODE = 1"), CellFact("error", "", "KeyError", "x",
+             code="print(frame['x'])"))  # fmt: skip
+    first = Attempt(
+        "fit_b1", 1, "t", (CellFact("ok", "", code="FIRST_CODE = 0"),), (), "retry", "a"
+    )
+    second = Attempt("fit_b2", 2, "t", cells, (), "retry", "Use frame['y'].")
+    obs = _obs("COMPLETE_ACTION", attempts=(first, second), feedback="Use frame['y'].")
+    user = render(obs).user
+    assert (
+        "Its code (the cells it ran, in order):\n```python\nLAST_CODE = 1\n\nprint(frame['x'])"
+        in user
+    )
+    assert "FIRST_CODE" not in user  # only the last attempt's
+    arranger = render(replace(obs, event=Event.START_BEHAVIOR)).user
+    assert "LAST_CODE" not in arranger
+
+
 def test_the_behaviors_of_one_step_share_all_but_the_behavior_and_what_it_did() -> None:
     """The generator and the behavior reflector see the stage and step before the variables,
     the behavior after them; the instructions do not count behaviors."""
