@@ -37,6 +37,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help texts say "[default: …]" literally: no markup to strip it
 )
 
 
