@@ -82,10 +82,10 @@ class OfflineAnalyst:
 
         return [c for c, _ in self._column_types(obs)] or preview_columns(obs.data_preview)
 
-    def _target(self, obs: Observation) -> tuple[str | None, str]:
-        spec = self._spec(obs)
-        columns = self._columns(obs)
-        target = resolve_target(spec, columns)
+    def _target(self, obs: Observation, spec: ProblemSpec | None = None) -> tuple[str | None, str]:
+        """The column ``spec`` (the problem's, by default) asks to model, and the task."""
+        spec = spec or self._spec(obs)
+        target = resolve_target(spec, self._columns(obs))
         if target is None:
             return None, "eda"
         task = spec.task
@@ -113,14 +113,12 @@ class OfflineAnalyst:
     def _asked_model(self, obs: Observation, text: str) -> tuple[str | None, str]:
         """The column a follow-up asks to model (named in backticks), and the task."""
         spec = read_problem(text)
-        target = resolve_target(spec, self._columns(obs)) if spec.supervised else None
-        if target is None:
-            return None, "eda"
-        dtype = next((t for c, t in self._column_types(obs) if c == target), "float64").lower()
-        numeric = dtype.startswith(("int", "float", "uint"))
-        if spec.task in ("classification", "regression"):
-            return target, spec.task
-        return target, "regression" if numeric else "classification"
+        return self._target(obs, spec) if spec.supervised else (None, "eda")
+
+    @staticmethod
+    def _asked_by(obs: Observation, play: StepPlay) -> str:
+        """The text of the follow-up a follow-up step answers (its id ends with the number)."""
+        return obs.follow_ups[int(play.id.rsplit("_", 1)[1]) - 1]
 
     def _step_play(self, obs: Observation) -> StepPlay:
         for stage in self._plays(obs):
@@ -203,9 +201,7 @@ class OfflineAnalyst:
         play = self._step_play(obs)
         target, task = self._target(obs)
         if play.recipe == "follow_up_model":
-            target, task = self._asked_model(
-                obs, obs.follow_ups[int(play.id.rsplit("_", 1)[1]) - 1]
-            )
+            target, task = self._asked_model(obs, self._asked_by(obs, play))
         spec = self._spec(obs)
         ctx = RecipeContext(
             target=target,
@@ -234,8 +230,7 @@ class OfflineAnalyst:
     def _questions(obs: Observation, play: StepPlay) -> tuple[Question, ...]:
         """The questions a step answers: a follow-up's own, else the problem's."""
         if play.recipe in ("follow_up_answers", "follow_up_model"):
-            n = int(play.id.rsplit("_", 1)[-1])
-            return follow_up_questions(obs.follow_ups[n - 1])
+            return follow_up_questions(OfflineAnalyst._asked_by(obs, play))
         return obs.questions[: len(obs.questions) - obs.asked_questions]
 
     # -- reflectors -----------------------------------------------------------------------
