@@ -85,6 +85,9 @@ def run(
     max_behaviors_per_step: Opt[int, typer.Option(help="G3 cap")] = 4,
     max_steps_per_stage: Opt[int, typer.Option(help="G3 cap")] = 8,
     max_stages: Opt[int, typer.Option(help="G3 cap")] = 10,
+    max_alternatives: Opt[
+        int, typer.Option(help="branches of a fork, each in its own kernel (1: no forks)")
+    ] = 3,
     max_llm_calls: Opt[int | None, typer.Option(help="G6 budget: model calls")] = None,
     max_cost_usd: Opt[float | None, typer.Option(help="G6 budget: USD")] = None,
     max_wall_s: Opt[float | None, typer.Option(help="G6 budget: wall seconds")] = None,
@@ -148,6 +151,7 @@ def run(
             max_behaviors_per_step=max_behaviors_per_step,
             max_steps_per_stage=max_steps_per_stage,
             max_stages=max_stages,
+            max_alternatives=max_alternatives,
             max_llm_calls=max_llm_calls,
             max_cost_usd=max_cost_usd,
             max_wall_s=max_wall_s,

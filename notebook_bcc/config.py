@@ -21,6 +21,7 @@ RANGES: dict[str, tuple[float, bool]] = {
     "llm_timeout": (0, True),
     "max_wall_s": (0, True),
     "max_behaviors_per_step": (1, False),
+    "max_alternatives": (1, False),
     "max_steps_per_stage": (1, False),
     "max_stages": (1, False),
     "max_llm_calls": (0, False),
@@ -46,6 +47,8 @@ class RunConfig:
     max_behaviors_per_step: int = 4
     max_steps_per_stage: int = 8
     max_stages: int = 10
+    #: Alternative behaviors a fork may run at once, each in its own kernel (1: no forks).
+    max_alternatives: int = 3
     #: G6 budgets (None = unlimited).
     max_llm_calls: int | None = None
     max_cost_usd: float | None = None

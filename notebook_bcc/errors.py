@@ -46,6 +46,21 @@ class BccError(Exception):
         super().__init__(message)
         self.remedy = remedy or self.default_remedy
 
+    @classmethod
+    def from_exception(cls, caught: BaseException) -> BccError:
+        """The error a run ends with: itself, Ctrl-C as ``Interrupted``, or anything else (a
+        bug) as an internal error (exit 1) that ``bcc resume`` may get past."""
+        if isinstance(caught, BccError):
+            return caught
+        if isinstance(caught, KeyboardInterrupt):
+            return Interrupted("interrupted (Ctrl-C)")
+        cause = " ".join(f"{type(caught).__name__}: {caught}".split())[:300]
+        return BccError(
+            f"internal error: {cause}",
+            remedy="report it with the traceback in events.jsonl (internal_error); "
+            "`bcc resume RUN_DIR` continues from the last checkpoint",
+        )
+
     def one_line(self) -> str:
         """The message the CLI prints: cause and remedy on one line."""
         cause = " ".join(str(self).split())

@@ -3,7 +3,8 @@
 The table is data. It is validated when this module is imported: exactly one initial state,
 terminal states have no exits, the success state has one (a follow-up question, ``bcc ask``),
 every state is reachable from the initial state, and every state can reach the success state
-but the terminals. A run stops in a terminal state or in the success state (:data:`STOPS`). ``render_markdown()`` produces the table that
+but the terminals, and a fork's row (:data:`FORK_ROWS`) leaves a state whose regular row has
+the same agent (a fork is that agent's other answer) or joins what a fork opened. A run stops in a terminal state or in the success state (:data:`STOPS`). ``render_markdown()`` produces the table that
 README.md embeds; a test keeps the two equal.
 """
 
@@ -22,6 +23,7 @@ __all__ = [
     "SUCCESS",
     "TERMINALS",
     "STOPS",
+    "FORK_ROWS",
     "InvalidTransition",
     "transition_for",
     "event_from",
@@ -52,6 +54,8 @@ class Event(str, Enum):
     COMPLETE_STAGE = "COMPLETE_STAGE"
     NEXT_STAGE = "NEXT_STAGE"
     FOLLOW_UP = "FOLLOW_UP"
+    FORK = "FORK"
+    JOIN = "JOIN"
     FAIL = "FAIL"
     ABORT = "ABORT"
 
@@ -133,6 +137,30 @@ _CORE: tuple[Transition, ...] = (
 )
 
 
+#: a fork: the behavior arranger answers with 2-3 alternative behaviors; each branch runs
+#: COMPLETE_ACTION and COMPLETE_STEP in a kernel of its own, all at once, and JOIN keeps the
+#: branch whose choice expression scores best (its reflection decides where the step goes)
+FORK_ROWS: tuple[Transition, ...] = (
+    Transition(
+        _E.FORK,
+        _S.STEP_RUNNING,
+        (_S.BEHAVIOR_RUNNING,),
+        "behavior-arranger",
+        "alternatives",
+        "2-3 branches, each in its own kernel, run COMPLETE_ACTION and COMPLETE_STEP at once",
+    ),
+    Transition(
+        _E.JOIN,
+        _S.BEHAVIOR_RUNNING,
+        (_S.STEP_COMPLETED, _S.STEP_RUNNING),
+        None,
+        None,
+        "keeps the best-scoring branch, whose reflection decides; STEP_RUNNING = no branch "
+        "succeeded",
+    ),
+)
+
+
 def _with_failure_edges(core: Iterable[Transition]) -> tuple[Transition, ...]:
     rows = list(core)
     for event, target in ((_E.FAIL, _S.WORKFLOW_FAILED), (_E.ABORT, _S.WORKFLOW_ABORTED)):
@@ -142,7 +170,7 @@ def _with_failure_edges(core: Iterable[Transition]) -> tuple[Transition, ...]:
     return tuple(rows)
 
 
-TRANSITIONS: tuple[Transition, ...] = _with_failure_edges(_CORE)
+TRANSITIONS: tuple[Transition, ...] = _with_failure_edges(_CORE + FORK_ROWS)
 _INDEX: dict[tuple[State, Event], Transition] = {(t.source, t.event): t for t in TRANSITIONS}
 
 
@@ -159,7 +187,8 @@ def transition_for(source: State, event: Event) -> Transition:
 
 
 def event_from(source: State) -> Transition:
-    """The single agent-or-bookkeeping row leaving ``source`` (FAIL and ABORT excluded)."""
+    """The single agent-or-bookkeeping row leaving ``source`` (FAIL, ABORT and a fork's rows
+    excluded)."""
     rows = [t for t in _CORE if t.source == source]
     if len(rows) != 1:
         raise InvalidTransition(f"no regular event leaves {source}")
@@ -187,6 +216,14 @@ def validate(rows: tuple[Transition, ...] = TRANSITIONS) -> None:
     exits = [t.event for t in rows if t.source == SUCCESS]
     if exits != [Event.FOLLOW_UP]:
         raise ValueError(f"the success state's one exit is FOLLOW_UP, found {exits}")
+    for fork in (t for t in rows if t.event == _E.FORK):
+        other = [t for t in rows if t.source == fork.source and t.event not in _FORKING]
+        if not other or other[0].agent != fork.agent:
+            raise ValueError(f"FORK from {fork.source} is not the other answer of its agent")
+    for join in (t for t in rows if t.event == _E.JOIN):
+        forks = [t for t in rows if t.event == _E.FORK and join.source in t.targets]
+        if not forks:
+            raise ValueError(f"JOIN from {join.source} joins no fork")
     seen = {(t.source, t.event) for t in rows}
     if len(seen) != len(rows):
         raise ValueError("duplicate (state, event) rows")
@@ -199,6 +236,9 @@ def validate(rows: tuple[Transition, ...] = TRANSITIONS) -> None:
     for state in State:
         if state not in TERMINALS and SUCCESS not in _closure(graph, state):
             raise ValueError(f"{state} cannot reach {SUCCESS}")
+
+
+_FORKING = (_E.FORK, _E.JOIN, _E.FAIL, _E.ABORT)
 
 
 def _closure(graph: dict[State, set[State]], start: State) -> set[State]:

@@ -15,7 +15,8 @@ __all__ = ["ReplayAgent"]
 
 
 class ReplayAgent:
-    """Recorded accepted replies, served per event in their original order."""
+    """Recorded accepted replies, served per event in their original order: a fork's
+    (FORK) as the behavior arranger's, a branch's per branch (its branches ask at once)."""
 
     def __init__(self, replies: dict[str, deque[str]], source: Path) -> None:
         self.model = f"replay:{source}"
@@ -38,16 +39,24 @@ class ReplayAgent:
         for t in logs:
             ok = [r for r in t.findall("response") if r.get("status") == "ok"]
             if ok:
-                replies.setdefault(t.get("event"), deque()).append(ok[-1].text or "")
+                replies.setdefault(_key(t.get("event"), t.get("branch")), deque()).append(
+                    ok[-1].text or ""
+                )
         return cls(replies, root)
 
     def respond(
         self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
     ) -> AgentReply:
-        queue = self._replies.get(obs.event.value)
+        queue = self._replies.get(_key(obs.event.value, obs.branch))
         if not queue:
             raise UsageError(
                 f"the recording has no more {obs.event.value} replies (the run diverged)",
                 remedy="replay a complete run, or run with a model",
             )
         return AgentReply(text=queue.popleft(), model=self.model)
+
+
+def _key(event: str, branch: str | None) -> str:
+    if event == "FORK":  # the behavior arranger's other answer
+        return "START_BEHAVIOR"
+    return f"{event}@{branch}" if branch else event

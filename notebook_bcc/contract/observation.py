@@ -118,6 +118,9 @@ class Observation:
     supervised: bool = True  # the problem asks for a model of a target (final_metrics applies)
     follow_ups: tuple[str, ...] = ()  # questions asked of the completed run (bcc ask), in order
     asked_questions: int = 0  # how many of ``questions``, at their end, the follow-ups asked
+    max_alternatives: int = 1  # a fork's branches at most (1: the arranger may not fork)
+    branch: str = ""  # the fork's branch (its behavior id) this transition runs in
+    branch_note: str = ""  # what the branch's agents are told about the fork
 
     @property
     def stage(self) -> StageView | None:
@@ -202,6 +205,8 @@ def observe(
     data_preview: tuple[str, ...] = (),
     figures: tuple[Figure, ...] = (),
     supervised: bool = True,
+    max_alternatives: int = 1,
+    branch: tuple[str, str] = ("", ""),
 ) -> Observation:
     """What the agent of ``event`` sees of the run in state ``s``.
 
@@ -285,4 +290,7 @@ def observe(
         supervised=supervised,
         follow_ups=tuple(f.text for f in s.follow_ups_reached()),
         asked_questions=sum(len(follow_up_questions(f.text)) for f in s.follow_ups_reached()),
+        max_alternatives=max_alternatives,
+        branch=branch[0],
+        branch_note=branch[1],
     )

@@ -11,6 +11,8 @@ not removed, before parsing).
 
 from __future__ import annotations
 
+import re
+
 from lxml import etree
 
 from notebook_bcc.contract.checker import GOAL_STATUS, Checker, text_of
@@ -27,6 +29,7 @@ from notebook_bcc.contract.reply import (  # noqa: F401 - KINDS, MAX_REPLY_CHARS
 from notebook_bcc.contract.types import (  # noqa: F401 - re-exported
     Action,
     ActionsPayload,
+    AlternativesPayload,
     ArtifactClaim,
     BehaviorPayload,
     ParsedPayload,
@@ -100,6 +103,37 @@ def _read_behavior(c: Checker, root: etree._Element) -> BehaviorPayload:
         outputs=c.variables(c.child(root, "outputs"), "artifact"),
         acceptance=tuple(t for t in (text_of(el) for el in criteria) if t),
     )
+
+
+def _read_alternatives(c: Checker, root: etree._Element) -> AlternativesPayload:
+    """Each ``<behavior>`` is checked as a behavior payload of its own, then as a set: unique
+    ids, the same step."""
+    schema = schema_for("behavior")
+    behaviors = []
+    for el in root.iterchildren("behavior"):
+        if not schema.validate(el):
+            raise c.schema_error(el, schema.error_log)
+        behaviors.append(_read_behavior(c, el))
+    if len(behaviors) < 2:
+        raise c.error(
+            root, "a fork needs 2 or more <behavior> elements; answer one <behavior> instead"
+        )
+    ids = [b.id for b in behaviors]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise c.error(root, f"alternative behavior id {', '.join(twice)} is used twice")
+    step_id = (root.get("step_id") or behaviors[0].step_id).strip()
+    other = [b.id for b in behaviors if b.step_id != step_id]
+    if other:
+        raise c.error(root, f"behavior {', '.join(other)} is not of step '{step_id}'")
+    choose = c.child(root, "choose")
+    better = (choose.get("better") or "").strip()
+    if better not in ("higher", "lower"):
+        raise c.error(choose, '<choose better="..."> is "higher" or "lower"')
+    expression = text_of(choose).strip()
+    if not expression:
+        raise c.error(choose, "<choose> holds the Python expression that scores a branch")
+    return AlternativesPayload(step_id, tuple(behaviors), expression, better)
 
 
 _ACTION_KINDS = {"update-project-title": "title", "add-text": "text", "add-code2run": "code"}
@@ -227,6 +261,7 @@ _READERS = {
     "steps": _read_steps,
     "behavior": _read_behavior,
     "actions": _read_actions,
+    "alternatives": _read_alternatives,
     "reflection": _read_reflection,
     "stage_reflection": _read_stage_reflection,
 }
@@ -236,12 +271,15 @@ _READERS = {
 
 
 def parse_payload(
-    text: str, kind: str | None = None, *, max_chars: int = MAX_REPLY_CHARS
+    text: str, kind: str | tuple[str, ...] | None = None, *, max_chars: int = MAX_REPLY_CHARS
 ) -> ParsedPayload:
-    """Turn a model's reply into a validated payload of ``kind`` (inferred when None).
+    """Turn a model's reply into a validated payload of ``kind`` (inferred when None; one of
+    several roots when a tuple: the first whose start tag the reply holds, else the first).
 
     Raises :class:`PayloadError` (with line/column where known) on any failure.
     """
+    if isinstance(kind, tuple):
+        kind = next((k for k in kind if re.search(rf"<{k}(?=[\s/>])", text)), kind[0])
     if kind is not None and kind not in KINDS:
         raise PayloadError(f"unknown payload kind {kind!r}; expected one of {', '.join(KINDS)}")
     if len(text) > max_chars:

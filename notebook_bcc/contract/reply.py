@@ -55,7 +55,16 @@ _DECLARATION = re.compile(r"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 _ANY_START_TAG = re.compile(r"<([A-Za-z_][\w.:-]*)")
 _KNOWN_ROOT = re.compile(rf"<({'|'.join(KINDS)})(?=[\s/>])")
 _VERBATIM_TAGS = ("add-code2run", "add-text")  # markup inside these is content, not structure
-_HARDEN_TAGS = (*_VERBATIM_TAGS, "criterion", "goal", "task", "comment", "reasoning", "focus")
+_HARDEN_TAGS = (
+    *_VERBATIM_TAGS,
+    "criterion",
+    "goal",
+    "task",
+    "comment",
+    "reasoning",
+    "focus",
+    "choose",
+)
 _ENTITY_REF = re.compile(r"&(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9A-Fa-f]+);")
 _CDATA_OR_COMMENT = re.compile(r"(<!\[CDATA\[.*?\]\]>|<!--.*?-->)", re.DOTALL)
 _ATTR = r"""\s+[^\s=<>/"']+(?:\s*=\s*(?:"[^"]*"|'[^']*'))?"""

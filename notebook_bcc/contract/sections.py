@@ -20,6 +20,7 @@ from notebook_bcc.contract.plan_view import (
     position_text,
     step_text,
 )
+from notebook_bcc.contract.reply import resource_dir
 from notebook_bcc.fsm import Event
 from notebook_bcc.inputs.questions import follow_up_questions
 
@@ -323,4 +324,14 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "behaviors_in_step": str(obs.behaviors_in_step),
         "max_behaviors": str(obs.max_behaviors),
         "follow_up": _follow_up(obs),
+        "alternatives": _alternatives(obs),
+        "branch_note": obs.branch_note,
     }
+
+
+def _alternatives(obs: Observation) -> str:
+    """The arranger's other answer, a fork (``prompts/ALTERNATIVES.md``), when forks are on."""
+    if obs.max_alternatives < 2:
+        return ""
+    text = (resource_dir() / "ALTERNATIVES.md").read_text(encoding="utf-8")
+    return text.replace("$max_alternatives", str(obs.max_alternatives)).strip()

@@ -60,6 +60,18 @@ class TransitionLog:
         self._revisions: list[etree._Element] = []
         self._usage = (0, 0, 0.0, 0)
         self.notes: list[str] = []
+        self.branch = ""  # a fork's branch (its behavior id) this transition belongs to
+
+    def retitle(self, event: str) -> None:
+        """Name the event the transition turned out to be (an arranger's fork is FORK)."""
+        h = self.head
+        self.head = _Head(h.seq, event, h.source, h.agent, h.location, h.iteration, h.started_at)
+
+    def renumber(self, seq: int) -> None:
+        """Give the transition the seq it is committed under (a fork's branches are numbered
+        when they join)."""
+        h = self.head
+        self.head = _Head(seq, h.event, h.source, h.agent, h.location, h.iteration, h.started_at)
 
     def relocate(self, location: str, iteration: int) -> None:
         """Name the location the transition ended up being about (e.g. a new behavior)."""
@@ -129,6 +141,37 @@ class TransitionLog:
     def guards(self) -> list[tuple[str, str, str]]:
         return [(g.get("name"), g.get("effect"), g.text or "") for g in self._guards]
 
+    def event_lines(
+        self, source: str, target: str, forced: bool, duration_ms: int
+    ) -> list[dict[str, object]]:
+        """Its ``events.jsonl`` lines: the transition, then its guards and plan revisions."""
+        h = self.head
+        transition: dict[str, object] = {
+            "type": "transition",
+            "seq": h.seq,
+            "event": h.event,
+            "from": source,
+            "to": target,
+            "agent": h.agent,
+            "location": h.location,
+            "iteration": h.iteration,
+            "forced": forced,
+            "duration_ms": duration_ms,
+        }
+        if self.branch:
+            transition["branch"] = self.branch
+        return [
+            transition,
+            *(
+                {"type": "guard", "seq": h.seq, "guard": n, "effect": e, "reason": r}
+                for n, e, r in self.guards
+            ),
+            *(
+                {"type": "plan_revised", "seq": h.seq, "reason": r, "changes": c}
+                for r, c in self.revisions
+            ),
+        ]
+
     def _checks_el(self) -> etree._Element:
         if self._checks is None:
             self._checks = etree.Element("checks")
@@ -148,6 +191,8 @@ class TransitionLog:
             duration_ms=str(duration_ms),
             forced="true" if forced else "false",
         )
+        if self.branch:
+            root.set("branch", self.branch)
         root.set("from", h.source)
         # keep the design's attribute order: seq, event, from, to, ...
         attrs = dict(root.attrib)

@@ -13,6 +13,7 @@ __all__ = [
     "BehaviorPayload",
     "Action",
     "ActionsPayload",
+    "AlternativesPayload",
     "ArtifactClaim",
     "ReflectionPayload",
     "StageReflectionPayload",
@@ -71,6 +72,18 @@ class BehaviorPayload:
     inputs: tuple[VariableSpec, ...]
     outputs: tuple[VariableSpec, ...]
     acceptance: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AlternativesPayload:
+    """A fork: alternative behaviors of the current step, run at once in kernels of their own;
+    ``choose`` is evaluated in each branch's kernel and the best (``better``: higher | lower)
+    is kept."""
+
+    step_id: str
+    behaviors: tuple[BehaviorPayload, ...]
+    choose: str
+    better: str
 
 
 @dataclass(frozen=True)
@@ -150,6 +163,7 @@ Payload = (
     StagesPayload
     | StepsPayload
     | BehaviorPayload
+    | AlternativesPayload
     | ActionsPayload
     | ReflectionPayload
     | StageReflectionPayload

@@ -252,6 +252,18 @@ def check_ns(request):
     return _json.dumps({"artifacts": artifacts, "criteria": criteria})
 
 
+def score_ns(request):
+    # a fork's choice expression, evaluated like a criterion: [a finite float, ""] or [None, why]
+    expr = _json.loads(request)
+    try:
+        number = float(eval(compile(expr, "<choose>", "eval"), _shell().user_ns, {}))
+    except Exception as exc:
+        return _json.dumps([None, f"{type(exc).__name__}: {exc}"[:300]])
+    if number != number or abs(number) == float("inf"):
+        return _json.dumps([None, f"not a finite number: {number!r}"])
+    return _json.dumps([number, ""])
+
+
 def delete_ns(request):
     # Delete each name. Its object's hidden references (Out history, _N, the displayhook) go
     # too, so the memory is freed, unless another user name still holds the same object:

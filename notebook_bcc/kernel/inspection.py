@@ -45,6 +45,12 @@ class NamespaceInspection(KernelCalls):
         payload = {"artifacts": list(artifacts), "criteria": list(criteria)}
         return _check_report(self._call_helper("check_ns", payload, timeout))
 
+    def score(self, expression: str, timeout: float = 30) -> tuple[float | None, str]:
+        """A fork's choice ``expression`` evaluated in the user namespace: (a finite number,
+        "") or (None, why not)."""
+        number, why = self._call_helper("score_ns", expression, timeout)
+        return number, why
+
     def delete(self, names: Sequence[str]) -> None:
         """Delete names (and IPython's hidden references to their values), then gc.collect()."""
         if names:

@@ -137,6 +137,10 @@ class WorkflowState:
     error: str = ""
     resume_from: str = ""  # the state an ABORT interrupted; ``bcc resume`` goes back to it
     follow_ups: list[FollowUp] = field(default_factory=list)  # oldest first
+    #: one record per fork (FORK ... JOIN): seq, step, choose, better, and each branch's
+    #: behavior, task, score, verdict, kept, why it was dropped and its cells (summary.json
+    #: ``alternatives``, report.html)
+    forks: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def asked(self) -> FollowUp | None:

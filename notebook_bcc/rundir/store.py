@@ -177,11 +177,24 @@ class RunStore:
         checkpoint, which ``recover`` drops; a crash after it leaves a pending log at the
         checkpoint's seq, which ``recover`` publishes. So no seq is ever used twice.
         """
-        pending = self.root / "logs" / f"{seq:04d}_{event}{PENDING}"
-        write_durable(pending, xml)
+        self.commit_all([(seq, event, xml)], records, checkpoint)
+
+    def commit_all(
+        self,
+        logs: Sequence[tuple[int, str, bytes]],
+        records: Sequence[dict[str, Any]],
+        checkpoint: dict[str, Any],
+    ) -> None:
+        """``commit`` of several transitions under one checkpoint (a fork and its branches):
+        all of them are durable, or (a crash before ``state.json``) none is."""
+        pending = []
+        for seq, event, xml in logs:
+            pending.append(self.root / "logs" / f"{seq:04d}_{event}{PENDING}")
+            write_durable(pending[-1], xml)
         self.append_events(records)
         self.write_checkpoint(checkpoint)
-        _rename_durable(pending, self.root / "logs" / f"{seq:04d}_{event}.xml")
+        for path in pending:
+            _rename_durable(path, path.with_name(path.name.replace(PENDING, ".xml")))
 
     def append_event(self, record: dict[str, Any]) -> None:
         """Append one line to events.jsonl and fsync; stamped with ``at`` (UTC) unless given."""

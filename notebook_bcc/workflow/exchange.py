@@ -37,8 +37,12 @@ class AgentExchange:
         max_repairs: int,
         on_reply: Callable[[AgentReply], None],
         check: Callable[[ParsedPayload], None],
+        persist: bool = True,
     ) -> None:
         self.store = store
+        #: keep the accepted reply in pending_reply.json until the commit (a fork's branches
+        #: do not: a crash mid-fork runs the fork again)
+        self.persist = persist
         self.max_repairs = max_repairs  # re-asks after an invalid reply
         self.on_reply = on_reply  # counts each reply's call and usage
         self.check = check  # semantic checks beyond the schema; raises PayloadError
@@ -47,7 +51,7 @@ class AgentExchange:
         self,
         agent: Agent,
         event: Event,
-        root: str | None,
+        root: str | tuple[str, ...] | None,
         prompt: RenderedPrompt,
         obs: Observation,
         log: TransitionLog,
@@ -57,7 +61,8 @@ class AgentExchange:
         question = f"{event.value} {log.head.location} #{log.head.iteration}"
         attempts = 1 + self.max_repairs
         asked, last_error = prompt, None
-        recorded = self._recorded_reply(seq, question)
+        recorded = self._recorded_reply(seq, question) if self.persist else None
+        roots = (root,) if isinstance(root, str) else root or ("",)
         for attempt in range(1, attempts + 1):
             try:
                 if recorded is None:
@@ -90,9 +95,11 @@ class AgentExchange:
                         {"type": "security", "event": event.value, "reason": exc.message}
                     )
                 last_error = exc
-                asked = with_repair(prompt, exc, root or "")
+                asked = with_repair(prompt, exc, "> or <".join(roots))
                 continue
             log.add_attempt(reply.model, attempt, asked.system, asked.user, reply.text, "ok")
+            if not self.persist:
+                return parsed
             self.store.write_json(
                 PENDING_REPLY,
                 {"question": question, "seq": seq, "model": reply.model, "text": reply.text},

@@ -13,6 +13,7 @@ from typing import Any
 
 from notebook_bcc.contract.payloads import (
     ActionsPayload,
+    AlternativesPayload,
     BehaviorPayload,
     ParsedPayload,
     PlanRevision,
@@ -80,12 +81,12 @@ class Handlers:
                 )
         if isinstance(value, ReflectionPayload | StageReflectionPayload) and value.revision:
             revisions.check(value.revision, self.ctx.state, parsed.kind)
-        if isinstance(value, BehaviorPayload):
+        if isinstance(value, BehaviorPayload | AlternativesPayload):
             step = self.ctx.state.step
             if step is not None and value.step_id != step.id:
                 raise PayloadError(
                     f"behavior step_id '{value.step_id}' is not the current step '{step.id}'",
-                    kind="behavior",
+                    kind=parsed.kind,
                 )
 
     # -- position -------------------------------------------------------------------------
@@ -237,6 +238,20 @@ class Handlers:
         s.step_log.append({"behavior": p.id, "iteration": s.iteration, "task": p.task})
         return State.BEHAVIOR_RUNNING, False
 
+    def on_fork(self, parsed: ParsedPayload, log: TransitionLog) -> list[BehaviorPayload]:
+        """FORK: the step's behavior count goes up by one for the whole fork and no behavior
+        is current (each branch has its own); the alternatives beyond the cap are dropped."""
+        p = parsed.value
+        assert isinstance(p, AlternativesPayload)
+        s = self.ctx.state
+        kept = self._capped(p.behaviors, self.ctx.config.max_alternatives, "alternatives", log)
+        s.step.behaviors += 1
+        s.iteration, s.behavior_id, s.behavior_xml = s.step.behaviors, "", ""
+        s.last_execution, s.last_checks = [], {}
+        self.behavior = None
+        log.relocate(s.path, s.iteration)
+        return kept
+
     # -- the action: cells in the kernel, then the checks (G1 facts, G7): actions.py --------
     def on_actions(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
@@ -274,6 +289,16 @@ class Handlers:
                 doc.save()
             s.feedback = ""
             return State.STEP_COMPLETED, False
+        return self._retry(feedback, log)
+
+    def no_branch_kept(self, feedback: str, log: TransitionLog) -> Outcome:
+        """JOIN with no branch to keep: the step goes on as after a failed behavior."""
+        return self._retry(f"No alternative completed the step. {feedback}", log)
+
+    def _retry(self, feedback: str, log: TransitionLog) -> Outcome:
+        """The behavior did not complete the step: another one, or (G3) the step failed."""
+        ctx = self.ctx
+        s, step, doc = ctx.state, ctx.state.step, ctx.doc
         s.counters.failed_behaviors += 1
         s.feedback = feedback
         capped = guards.step_cap(step.behaviors, ctx.config.max_behaviors_per_step)

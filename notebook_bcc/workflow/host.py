@@ -188,6 +188,12 @@ class KernelHost:
             self.ctx.store.append_event({"type": "artifacts_failed", "error": str(exc)})
             return {}
 
+    def adopt(self, other: KernelHost) -> None:
+        """Take ``other``'s kernel as the run's (a fork's kept branch); ours ends."""
+        mine, self.kernel, other.kernel = self.kernel, other.kernel, None
+        if mine is not None:
+            mine.shutdown(now=True)
+
     def shutdown(self, *, now: bool) -> None:
         """Stop the kernel; one that was launched and never used is killed."""
         if self.kernel is not None:

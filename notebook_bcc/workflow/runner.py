@@ -8,6 +8,7 @@ state.json, the log's rename). ``session.py`` opens runs; docs/architecture.md, 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -17,10 +18,10 @@ from notebook_bcc import failpoints, fsm
 from notebook_bcc.agents import Agent, AgentReply, make_agent
 from notebook_bcc.config import RunConfig
 from notebook_bcc.contract.observation import Observation, observe
-from notebook_bcc.contract.payloads import element_for_log
+from notebook_bcc.contract.payloads import AlternativesPayload, ParsedPayload, element_for_log
 from notebook_bcc.contract.prompts import render
 from notebook_bcc.contract.translog import TransitionLog
-from notebook_bcc.errors import BccError, BudgetExhausted, Interrupted, StorageError
+from notebook_bcc.errors import BccError, BudgetExhausted, StorageError
 from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.inputs.questions import follow_up_questions
@@ -32,6 +33,7 @@ from notebook_bcc.workflow import guards
 from notebook_bcc.workflow.context import RunContext, RunResult
 from notebook_bcc.workflow.exchange import AgentExchange
 from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, verdict, write_results
+from notebook_bcc.workflow.fork import Branch, BranchLog, Fork
 from notebook_bcc.workflow.handlers import Handlers
 from notebook_bcc.workflow.host import KernelHost
 from notebook_bcc.workflow.verify import discard_scratch, make_shadow
@@ -78,6 +80,7 @@ class Runner:
         self._elapsed_before = state.elapsed_s
         self._artifacts: dict[str, Any] = {}
         self._preview = ""  # the data files' preview, made in run() while the kernel boots
+        self._counting = threading.Lock()  # a fork's branches count their replies at once
         #: verifies as it goes: a fresh kernel runs each cell once it is committed
         self.shadow = make_shadow(self.ctx) if config.verify else None
 
@@ -112,7 +115,7 @@ class Runner:
                     self._check_budgets()
                     self._agent_transition(row)
         except (KeyboardInterrupt, Exception) as caught:  # noqa: BLE001 - every error is an ABORT
-            exc = _as_bcc_error(caught)
+            exc = BccError.from_exception(caught)
             if not isinstance(caught, BccError | KeyboardInterrupt):  # a bug: keep its trace
                 self.store.append_event({"type": "internal_error", "traceback": _trace(caught)})
             if isinstance(exc, StorageError):
@@ -195,23 +198,36 @@ class Runner:
             raise BudgetExhausted(spent)
 
     # -- one agent transition -------------------------------------------------------------
-    def _observe(self, event: Event) -> Observation:
+    def _observe(
+        self, event: Event, state: WorkflowState | None = None, branch: Branch | None = None
+    ) -> Observation:
+        s, handlers = (state or self.state), (branch.handlers if branch else self.handlers)
         return observe(
-            self.state,
+            s,
             event,
             problem=self.problem_text,
             files=self.files,
-            behavior=self.handlers.current_behavior(),
+            behavior=handlers.current_behavior(),
             max_behaviors=self.config.max_behaviors_per_step,
             seed=self.config.seed,
             questions=self._spec.questions
-            + tuple(
-                q for f in self.state.follow_ups_reached() for q in follow_up_questions(f.text)
-            ),
+            + tuple(q for f in s.follow_ups_reached() for q in follow_up_questions(f.text)),
             supervised=self._spec.supervised,
             data_preview=self._preview,
-            figures=self.handlers.figures,
+            figures=handlers.figures,
+            max_alternatives=self.config.max_alternatives,
+            branch=(branch.id, branch.note) if branch else ("", ""),
         )
+
+    def _ask(
+        self, row: fsm.Transition, log: TransitionLog, exchange: AgentExchange, b: Branch | None
+    ) -> ParsedPayload:
+        s = b.ctx.state if b else self.state
+        roots: str | tuple[str, ...] | None = row.root
+        if row.event == Event.START_BEHAVIOR and self.config.max_alternatives > 1:
+            roots = ("alternatives", "behavior")  # a fork is the arranger's other answer
+        obs = self._observe(row.event, s, b)
+        return exchange.ask(self.agent, row.event, roots, render(obs), obs, log, s.fsm_state)
 
     def _agent_transition(self, row: fsm.Transition) -> None:
         s = self.state
@@ -220,11 +236,11 @@ class Runner:
         log = TransitionLog(
             s.seq + 1, row.event.value, source.value, row.agent, s.path, s.iteration, utc_now()
         )
-        obs = self._observe(row.event)
-        parsed = self.exchange.ask(
-            self.agent, row.event, row.root, render(obs), obs, log, s.fsm_state
-        )
+        parsed = self._ask(row, log, self.exchange, None)
         log.set_payload(element_for_log(parsed))
+        if isinstance(parsed.value, AlternativesPayload):
+            self._fork(parsed, log, t0)
+            return
         target, forced = self.handlers.handle(row.event, parsed, log)
         if row.event in (
             Event.START_WORKFLOW,
@@ -237,18 +253,79 @@ class Runner:
         if target == State.STEP_COMPLETED and forced and self.config.on_step_failure == "abort":
             self._terminal(Event.FAIL, "a step failed and --on-step-failure is abort")
 
-    def _count_reply(self, reply: AgentReply) -> None:
-        s = self.state
-        s.counters.llm_calls += int(reply.llm_call)
-        s.add_usage(
-            Usage(
-                reply.prompt_tokens,
-                reply.completion_tokens,
-                reply.cost_usd,
-                reply.cached_tokens,
-                reply.cache_write_tokens,
+    # -- a fork: branches at once, the best kept (fork.py) --------------------------------
+    def _fork(self, parsed: ParsedPayload, log: TransitionLog, t0: float) -> None:
+        log.retitle(Event.FORK.value)
+        fork = Fork(self.ctx, parsed, self.handlers.on_fork(parsed, log), self._spec.modules)
+        fork_ms, kept = int((time.monotonic() - t0) * 1000), None
+        try:
+            fork.run(self._branch, at_once=True)
+            fork.raise_fatal()
+            kept = fork.join()
+            final, join_seq = fork.numbering()
+            join = TransitionLog(
+                join_seq, Event.JOIN.value, State.BEHAVIOR_RUNNING.value, None, "", 0, utc_now()
             )
+            join.notes.append(fork.summary_line(kept))
+            self.ctx.state = new = fork.adopt(kept, final, join_seq)
+            target, forced = State.STEP_COMPLETED, False
+            if kept is None:
+                new.seq = join_seq - 1  # the failure note G3 may add is the JOIN's
+                target, forced = self.handlers.no_branch_kept(join.notes[0], join)
+            self.handlers.behavior = None
+            join.relocate(new.path, new.iteration)
+            ms = int((time.monotonic() - t0) * 1000)
+            self._commit_all(
+                [
+                    (log, Event.FORK, State.STEP_RUNNING, State.BEHAVIOR_RUNNING, False, fork_ms),
+                    *fork.branch_entries(final),
+                    (join, Event.JOIN, State.BEHAVIOR_RUNNING, target, forced, ms),
+                ]
+            )
+        finally:
+            if kept is not None and kept.host.kernel is not None:
+                self.host.adopt(kept.host)
+            fork.close(kept)
+        if target == State.STEP_COMPLETED and forced and self.config.on_step_failure == "abort":
+            self._terminal(Event.FAIL, "a step failed and --on-step-failure is abort")
+
+    def _branch(self, b: Branch) -> None:
+        """A branch's action and reflection, handled as the run's own are, logged apart."""
+        s = b.ctx.state
+        exchange = AgentExchange(
+            self.store,
+            max_repairs=self.exchange.max_repairs,
+            on_reply=self._count_reply,
+            check=b.handlers.check_payload,
+            persist=False,
         )
+        for _ in range(2):  # COMPLETE_ACTION, then COMPLETE_STEP
+            row = fsm.event_from(State(s.fsm_state))
+            self._check_budgets()
+            t0, source = time.monotonic(), State(s.fsm_state)
+            log = TransitionLog(
+                s.seq + 1, row.event.value, source.value, row.agent, s.path, s.iteration, utc_now()
+            )
+            log.branch = b.id
+            parsed = self._ask(row, log, exchange, b)
+            log.set_payload(element_for_log(parsed))
+            target, forced = b.handlers.handle(row.event, parsed, log)
+            ms = int((time.monotonic() - t0) * 1000)
+            b.logs.append(BranchLog(log, source, target, forced, ms))
+            s.seq, s.fsm_state = log.head.seq, target.value
+
+    def _count_reply(self, reply: AgentReply) -> None:
+        """Count a reply on the run's state (a fork's branches count theirs here too)."""
+        usage = Usage(
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            reply.cost_usd,
+            reply.cached_tokens,
+            reply.cache_write_tokens,
+        )
+        with self._counting:
+            self.state.counters.llm_calls += int(reply.llm_call)
+            self.state.add_usage(usage)
 
     def _next_stage(self, row: fsm.Transition) -> None:
         s = self.state
@@ -270,45 +347,33 @@ class Runner:
         forced: bool,
         t0: float,
     ) -> None:
-        fsm.check_target(source, event, target)
+        ms = int((time.monotonic() - t0) * 1000)
+        self._commit_all([(log, event, source, target, forced, ms)])
+
+    def _commit_all(
+        self, entries: list[tuple[TransitionLog, Event, State, State, bool, int]]
+    ) -> None:
+        """Make transitions durable under one checkpoint (one, or a fork with its branches
+        and its join); the state moves to the last one's target."""
         s = self.state
-        s.seq = log.head.seq
-        s.fsm_state = target.value
-        s.counters.transitions += 1
+        logs, lines, records = [], [], []
+        for log, event, source, target, forced, duration in entries:
+            fsm.check_target(source, event, target)
+            log.retitle(event.value)
+            first = len(lines)
+            lines += log.event_lines(source.value, target.value, forced, duration)
+            records.append(lines[first])
+            logs.append((log.head.seq, event.value, log.to_bytes(target.value, forced, duration)))
+        s.seq, s.fsm_state = entries[-1][0].head.seq, entries[-1][3].value
+        s.counters.transitions += len(entries)
         s.elapsed_s = round(self._elapsed(), 3)
-        duration = int((time.monotonic() - t0) * 1000)
-        record = {
-            "type": "transition",
-            "seq": s.seq,
-            "event": event.value,
-            "from": source.value,
-            "to": target.value,
-            "agent": log.head.agent,
-            "location": log.head.location,
-            "iteration": log.head.iteration,
-            "forced": forced,
-            "duration_ms": duration,
-        }
-        guards = [
-            {"type": "guard", "seq": s.seq, "guard": name, "effect": effect, "reason": reason}
-            for name, effect, reason in log.guards
-        ]
-        revised = [
-            {"type": "plan_revised", "seq": s.seq, "reason": reason, "changes": changes}
-            for reason, changes in log.revisions
-        ]
-        self.store.commit(
-            s.seq,
-            event.value,
-            log.to_bytes(target.value, forced, duration),
-            [record, *guards, *revised],
-            s.to_json(),
-        )
-        if event not in (Event.ABORT, Event.FAIL):  # an aborted transition's reply is kept
+        self.store.commit_all(logs, lines, s.to_json())
+        if entries[-1][1] not in (Event.ABORT, Event.FAIL):  # an aborted one's reply is kept
             self.exchange.committed()
             if self.shadow is not None:
                 self.shadow.submit(cells_to_verify(self.doc.nb))
-        self.on_event({**record, **s.progress()})
+        for record in records:
+            self.on_event({**record, **s.progress()})
 
     def _terminal(self, event: Event, reason: str) -> None:
         """Fire FAIL or ABORT from the current state and checkpoint."""
@@ -325,21 +390,6 @@ class Runner:
             s.resume_from = source.value
         target = fsm.transition_for(source, event).targets[0]
         self._commit(log, event, source, target, False, time.monotonic())
-
-
-def _as_bcc_error(caught: BaseException) -> BccError:
-    """The error a run ends with: itself, Ctrl-C as ``Interrupted``, or a bug as an internal
-    error (exit 1) that ``bcc resume`` may get past."""
-    if isinstance(caught, BccError):
-        return caught
-    if isinstance(caught, KeyboardInterrupt):
-        return Interrupted("interrupted (Ctrl-C)")
-    cause = " ".join(f"{type(caught).__name__}: {caught}".split())[:300]
-    return BccError(
-        f"internal error: {cause}",
-        remedy="report it with the traceback in events.jsonl (internal_error); "
-        "`bcc resume RUN_DIR` continues from the last checkpoint",
-    )
 
 
 def _trace(caught: BaseException) -> str:

@@ -6,9 +6,6 @@ reads the data files itself; the code it writes does the reading, in the kernel.
 
 from __future__ import annotations
 
-import ast
-import re
-
 from lxml import etree
 
 from notebook_bcc.agents import AgentReply, AgentSettings
@@ -20,6 +17,9 @@ from notebook_bcc.agents.offline.plan import (
     playbook,
 )
 from notebook_bcc.agents.offline.recipes import RECIPES, Cell, RecipeContext
+from notebook_bcc.agents.offline.recipes_model import FAMILIES
+from notebook_bcc.agents.offline.remarks import comment as remark
+from notebook_bcc.agents.offline.remarks import decision_text, experience
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 from notebook_bcc.fsm import Event
@@ -179,7 +179,28 @@ class OfflineAnalyst:
     def _behavior(self, obs: Observation) -> str:
         play = self._step_play(obs)
         n = obs.behaviors_in_step + 1
-        root = E("behavior", id=f"{play.id}_b{n}", step_id=play.id)
+        forks = play.recipe == "model_selection" and n == 1 and obs.max_alternatives > 1
+        if forks and self._target(obs)[0] is not None:
+            return _xml(self._fork(obs, play))
+        return _xml(self._one_behavior(obs, play, f"{play.id}_b{n}"))
+
+    def _fork(self, obs: Observation, play: StepPlay) -> etree._Element:
+        """The model comparison as a fork: one branch per model family, the better kept."""
+        root = E("alternatives", step_id=play.id)
+        choose = S(root, "choose", better="higher")
+        choose.text = "model_comparison[best_model_name]['cv_mean']"
+        for family, models in FAMILIES[: obs.max_alternatives]:
+            branch = self._one_behavior(obs, play, f"{play.id}_{family}")
+            branch.find("task").text = (
+                f"Prepare the features with leakage guards and a seeded hold-out split, then "
+                f"compare {models} with a baseline by seeded 5-fold cross-validation."
+            )
+            root.append(branch)
+        return root
+
+    def _one_behavior(self, obs: Observation, play: StepPlay, ident: str) -> etree._Element:
+        n = obs.behaviors_in_step + 1
+        root = E("behavior", id=ident, step_id=play.id)
         S(root, "agent").text = play.agent
         task = play.goal
         if n > 1:
@@ -195,7 +216,7 @@ class OfflineAnalyst:
         acc = S(root, "acceptance")
         for criterion in play.acceptance:
             _cdata_el(acc, "criterion", criterion)
-        return _xml(root)
+        return root
 
     def _actions(self, obs: Observation) -> str:
         play = self._step_play(obs)
@@ -215,12 +236,13 @@ class OfflineAnalyst:
             join=spec.join,
             join_on=spec.join_on,
             sheet=spec.sheet,
+            family=_family(obs),
         )
         root = E("actions")
         if play.id == "data_loading" and obs.iteration <= 1:
             S(root, "update-project-title").text = spec.title
         if play.id == "integrity_checks" and obs.iteration <= 1:
-            S(root, "add-text").text = _decision_text(spec, target, task)
+            S(root, "add-text").text = decision_text(spec, target, task)
         cells: tuple[Cell, ...] = RECIPES[play.recipe](ctx)
         for cell in cells:
             _cdata_el(root, "add-code2run" if cell.kind == "code" else "add-text", cell.content)
@@ -274,7 +296,7 @@ class OfflineAnalyst:
                 rec = obs.variable(name)
                 if rec:
                     S(produced, "variable", name=name).text = rec.describe().lstrip("- ")[:200]
-            comment = _comment(obs)
+            comment = remark(obs)
             if comment:
                 _cdata_el(root, "comment", comment)
         return _xml(root)
@@ -318,67 +340,17 @@ class OfflineAnalyst:
                 dep, "variable", name="raw_dataset", replacement="clean_dataset", safe="true"
             ).text = "superseded by clean_dataset; frees memory"
         if done:
-            S(root, "stage_experience").text = _experience(obs)
+            S(root, "stage_experience").text = experience(obs)
         return _xml(root)
 
 
-def _decision_text(spec: ProblemSpec, target: str | None, task: str) -> str:
-    if target:
-        return (
-            f"**What this analysis will do.** The target is `{target}` and the task is "
-            f"**{task}**, because {spec.reason}. After checking integrity and exploring the data, "
-            "the notebook compares a baseline, a linear model and gradient boosting."
-        )
-    if spec.supervised:
-        return (
-            f"**What this analysis will do.** The problem asks for a prediction ({spec.reason}), "
-            "but no column of the table matches the target it names, so this notebook describes "
-            "the data; name the target in front matter (`target: column`) to add modelling."
-        )
-    return (
-        "**What this analysis will do.** No target column was named "
-        f"({spec.reason}), so this is an exploratory analysis: integrity, distributions and "
-        "relationships."
-    )
+def _family(obs: Observation) -> str:
+    """The model family a fork's branch compares (its behavior id ends with it), else ""."""
+    ident = obs.behavior.id if obs.behavior and obs.branch else ""
+    return next((f for f, _ in FAMILIES if ident.endswith(f"_{f}")), "")
 
 
-_RESULT = re.compile(r"^\s*Result:\s*(.+)$", re.MULTILINE)
-
-
-def _comment(obs: Observation) -> str:
-    """A short markdown comment on what the step produced (from the ledger); none when its
-    cells already show their ``Result:`` line (rendered under the code: once is enough)."""
-    lines = []
-    if any(_RESULT.search(cell.excerpt) for cell in obs.cells):
-        return ""
-    for name, present in obs.artifacts:
-        rec = obs.variable(name)
-        if present and rec is not None:
-            lines.append(_describe_value(rec.name, rec.kind, rec.shape, rec.repr))
-    return "\n".join(f"- {x}" for x in lines[:8])
-
-
-def _describe_value(name: str, kind: str, shape: str | None, text: str) -> str:
-    if shape:
-        rows, _, cols = shape.partition("x")
-        return f"`{name}` holds {rows} rows" + (f" and {cols} columns." if cols else ".")
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        value = None
-    if isinstance(value, dict):
-        items = ", ".join(f"{k} = {v}" for k, v in list(value.items())[:8])
-        return f"`{name}`: {items}."
-    if value is not None and not isinstance(value, (dict, list, tuple, set)):
-        return f"`{name}` = {value!r}."
-    return f"`{name}` is a {kind}."
-
-
-def _experience(obs: Observation) -> str:
-    stage = obs.stage
-    assert stage is not None
-    failed = [s.id for s in stage.steps if s.status == "failed"]
-    text = f"Stage {stage.id}: {sum(1 for s in stage.steps if s.status == 'complete')} of {len(stage.steps)} steps complete"
-    if failed:
-        text += "; failed: " + ", ".join(failed)
-    return text + "."
+def _family(obs: Observation) -> str:
+    """The model family a fork's branch compares (its behavior id ends with it), else ""."""
+    ident = obs.behavior.id if obs.behavior and obs.branch else ""
+    return next((f for f, _ in FAMILIES if ident.endswith(f"_{f}")), "")

@@ -28,3 +28,4 @@ class RecipeContext:
     join: bool = False  # the problem asks to join the files
     join_on: str | None = None  # the key it names
     sheet: str | None = None  # front matter sheet: the Excel sheet to read
+    family: str = ""  # a fork's branch of the model comparison: "linear" | "boosting" | ""

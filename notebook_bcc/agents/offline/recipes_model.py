@@ -30,6 +30,21 @@ COMPARE_V0 = (
     + COMPARE_RESULT
 )
 
+#: a fork's branch (``RecipeContext.family``): the comparison keeps the baseline and one family
+COMPARE_FAMILY = (
+    template("model_compare_v0_2.py")
+    + template("model_compare_family.py")
+    + CV_SNIPPET
+    + template("model_compare_v0_1.py")
+    + COMPARE_RESULT
+)
+
+#: the families a fork of the model comparison runs, one branch each: (family, its models)
+FAMILIES = (
+    ("linear", "a regularised linear model (median imputation, scaling, one-hot categories)"),
+    ("boosting", "histogram gradient boosting (native missing values, ordinal categories)"),
+)
+
 PREPARE_V1 = (
     r"""
 import re
@@ -62,6 +77,24 @@ def model_selection(ctx: RecipeContext) -> Pairs:
                 COMPARE_V1,
             ),
         ]
+    compare = (
+        "Compare three models with seeded 5-fold cross-validation on the training part "
+        f"(metric: {metric}): a baseline that ignores the features, a regularised linear "
+        "model (median imputation, scaling, one-hot categories) and histogram gradient "
+        "boosting (native missing values, ordinal categories). Stratified folds are used "
+        "when every class has at least five training rows. Results go to "
+        "`model_comparison`; the best mean score names `best_model_name`.",
+        COMPARE_V0,
+    )
+    if ctx.family:
+        models = dict(FAMILIES)[ctx.family]
+        compare = (
+            f"This branch compares {models} with a baseline that ignores the features, by "
+            f"seeded 5-fold cross-validation on the training part (metric: {metric}; "
+            "stratified when every class has at least five training rows). Results go to "
+            "`model_comparison`; the better mean score names `best_model_name`.",
+            COMPARE_FAMILY.replace("__FAMILY__", repr(ctx.family)),
+        )
     return [
         (
             f"Prepare the features for predicting `{ctx.target}` ({ctx.task}). Leakage guards "
@@ -72,15 +105,7 @@ def model_selection(ctx: RecipeContext) -> Pairs:
             "`X_test`/`y_test` and stay untouched until the final evaluation.",
             PREPARE_V0,
         ),
-        (
-            "Compare three models with seeded 5-fold cross-validation on the training part "
-            f"(metric: {metric}): a baseline that ignores the features, a regularised linear "
-            "model (median imputation, scaling, one-hot categories) and histogram gradient "
-            "boosting (native missing values, ordinal categories). Stratified folds are used "
-            "when every class has at least five training rows. Results go to "
-            "`model_comparison`; the best mean score names `best_model_name`.",
-            COMPARE_V0,
-        ),
+        compare,
     ]
 
 
