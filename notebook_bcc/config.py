@@ -49,6 +49,9 @@ class RunConfig:
     max_stages: int = 10
     #: Alternative behaviors a fork may run at once, each in its own kernel (1: no forks).
     max_alternatives: int = 3
+    #: Run a fork's branches at once (False: one after another, as benchmarks/fork_wall.py
+    #: compares; no CLI option).
+    fork_at_once: bool = True
     #: G6 budgets (None = unlimited).
     max_llm_calls: int | None = None
     max_cost_usd: float | None = None

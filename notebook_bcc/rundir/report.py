@@ -215,6 +215,30 @@ def _results(summary: dict[str, Any] | None) -> str:
     return "".join(out)
 
 
+def _alternatives(state: dict[str, Any]) -> str:
+    """Every fork: each branch with its task, score or why it was dropped, and its cells."""
+    out = []
+    for f in state.get("forks") or []:
+        out.append(
+            f"<h3>{e(f['step'])} (transitions {f['seq']}–{f['join_seq']})</h3><p>Chosen by "
+            f"<code>{e(f['choose'])}</code>, {e(f['better'])} is better.</p>"
+        )
+        for b in f["branches"]:
+            score = f"{b['score']:.4g}" if b.get("score") is not None else "no score"
+            verdict = "kept" if b["kept"] else f"not kept: {b['dropped']}" if b["dropped"] else ""
+            cells = "".join(
+                f'<div class="nbcell"><span class="status {e(c["status"])}">{e(c["status"])}'
+                f"</span>{_pre(c['code'])}{_pre(c['output'], 'facts')}</div>"
+                for c in b.get("cells", [])
+            )
+            out.append(
+                f"<details{' open' if b['kept'] else ''}><summary><code>{e(b['behavior'])}"
+                f"</code> {e(score)} <b>{e(verdict)}</b></summary><p>{e(b['task'])}</p>"
+                f"{cells}</details>"
+            )
+    return "".join(out)
+
+
 def _answers_html(answers: list[dict[str, Any]]) -> str:
     items = []
     for a in answers:
@@ -279,7 +303,12 @@ def render_report(root: Path) -> str:
         '<a href="notebook.ipynb">notebook.ipynb</a> · <a href="summary.md">summary.md</a></p>'
         f'<section id="results"><h2>Results</h2>{_results(summary)}</section>'
         f'<section id="plan"><h2>Plan</h2><ul class="tree">{tree}</ul></section>'
-        f'<section id="timeline"><h2>Transitions</h2>{timeline}</section>'
+        + (
+            f'<section id="alternatives"><h2>Alternatives</h2>{_alternatives(state)}</section>'
+            if state.get("forks")
+            else ""
+        )
+        + f'<section id="timeline"><h2>Transitions</h2>{timeline}</section>'
         f'<section id="ledger"><h2>Variables</h2>{_ledger(state)}</section>'
         f'<section id="notebook"><h2>Notebook cells</h2>{notebook}</section>'
         "</body></html>"

@@ -54,6 +54,7 @@ def build_summary(
         "artifacts": artifacts,
         "answers": own,
         **({"follow_ups": asked} if state.follow_ups else {}),
+        "alternatives": [_fork(f) for f in state.forks],
         "key_results": metrics if isinstance(metrics, dict) else None,
         "findings": findings(state, artifacts),
         "stages": [
@@ -185,6 +186,16 @@ def render_summary_md(summary: dict[str, Any]) -> str:
     for n, f in enumerate(summary.get("follow_ups", []), 1):
         lines += ["", f"## Follow-up {n}: {' '.join(f['question'].split())}", ""]
         lines += _answer_lines(f["answers"]) or ["*not planned yet*"]
+    if summary.get("alternatives"):
+        lines += ["", "## Alternatives tried", ""]
+        for f in summary["alternatives"]:
+            tried = "; ".join(
+                f"`{b['behavior']}` "
+                + (f"{b['score']:.4g}" if b["score"] is not None else f"dropped ({b['dropped']})")
+                + (" **(kept)**" if b["kept"] else "")
+                for b in f["branches"]
+            )
+            lines.append(f"- {f['step']}, by `{f['choose']}` ({f['better']} is better): {tried}")
     metrics = summary.get("key_results") or summary["artifacts"].get("final_metrics")
     if isinstance(metrics, dict):
         lines += ["", "## Key results", ""]
@@ -263,3 +274,15 @@ def _answer_lines(found: list[dict[str, Any]]) -> list[str]:
         if a.get("missing_values"):
             lines.append(f"   missing: {', '.join(a['missing_values'])}")
     return lines
+
+
+def _fork(record: dict[str, Any]) -> dict[str, Any]:
+    """A fork as summary.json lists it: its step, how it chose, each branch (no cells)."""
+    keys = ("behavior", "task", "score", "kept", "dropped")
+    return {
+        "step": record["step"],
+        "seq": record["seq"],
+        "choose": record["choose"],
+        "better": record["better"],
+        "branches": [{k: b.get(k) for k in keys} for b in record["branches"]],
+    }

@@ -259,7 +259,7 @@ class Runner:
         fork = Fork(self.ctx, parsed, self.handlers.on_fork(parsed, log), self._spec.modules)
         fork_ms, kept = int((time.monotonic() - t0) * 1000), None
         try:
-            fork.run(self._branch, at_once=True)
+            fork.run(self._branch, at_once=self.config.fork_at_once)
             fork.raise_fatal()
             kept = fork.join()
             final, join_seq = fork.numbering()

@@ -69,3 +69,26 @@ def test_readme_table_is_rendered_from_the_fsm():
 def test_fsm_imports_nothing_from_the_package():
     source = Path(fsm.__file__).read_text()
     assert "from ." not in source and "import notebook_bcc" not in source
+
+
+def test_a_fork_is_the_arrangers_other_answer_and_a_join_ends_it():
+    fork = fsm.transition_for(State.STEP_RUNNING, Event.FORK)
+    start = fsm.transition_for(State.STEP_RUNNING, Event.START_BEHAVIOR)
+    assert (fork.agent, fork.root, fork.targets) == (
+        start.agent, "alternatives", (State.BEHAVIOR_RUNNING,)
+    )  # fmt: skip
+    join = fsm.transition_for(State.BEHAVIOR_RUNNING, Event.JOIN)
+    assert join.agent is None
+    assert set(join.targets) == {State.STEP_COMPLETED, State.STEP_RUNNING}
+    # the regular row of each state stays the one the runner takes
+    assert fsm.event_from(State.STEP_RUNNING).event == Event.START_BEHAVIOR
+    assert fsm.event_from(State.BEHAVIOR_RUNNING).event == Event.COMPLETE_ACTION
+    # a fork must be the other answer of the agent that leaves its state
+    wrong = tuple(
+        replace(t, agent="step-planner") if t.event == Event.FORK else t for t in fsm.TRANSITIONS
+    )
+    with pytest.raises(ValueError, match="other answer"):
+        fsm.validate(wrong)
+    lonely = tuple(t for t in fsm.TRANSITIONS if t.event != Event.FORK)
+    with pytest.raises(ValueError, match="joins no fork"):
+        fsm.validate(lonely)

@@ -420,3 +420,47 @@ def test_element_for_log_is_a_fresh_copy() -> None:
 def test_a_payload_file_parses() -> None:
     text = (FIXTURES / "steps.xml").read_text(encoding="utf-8")
     assert parse_payload(text, "steps").kind == "steps"
+
+
+ALTERNATIVES = """<alternatives step_id="fit">
+  <choose better="lower"><![CDATA[rmse_by_model[best] if best in rmse_by_model else 1e9]]></choose>
+  <behavior id="fit_ridge" step_id="fit"><agent>Model-Agent</agent><task>Ridge.</task>
+    <outputs><artifact name="rmse_by_model">dict</artifact></outputs></behavior>
+  <behavior id="fit_gbm" step_id="fit"><agent>Model-Agent</agent><task>Boosting.</task>
+    <outputs><artifact name="rmse_by_model">dict</artifact></outputs>
+    <acceptance><criterion>len(rmse_by_model) > 0</criterion></acceptance></behavior>
+</alternatives>"""
+
+
+def test_alternatives_are_read_as_behaviors_and_a_choice() -> None:
+    parsed = parse_payload(ALTERNATIVES, ("alternatives", "behavior"))
+    p = parsed.value
+    assert parsed.kind == "alternatives"
+    assert [b.id for b in p.behaviors] == ["fit_ridge", "fit_gbm"]
+    assert p.behaviors[1].acceptance == ("len(rmse_by_model) > 0",)
+    assert (p.step_id, p.better) == ("fit", "lower")
+    assert p.choose == "rmse_by_model[best] if best in rmse_by_model else 1e9"
+    # one behavior answers the same question as ever
+    one = parse_payload(fixture("behavior"), ("alternatives", "behavior"))
+    assert one.kind == "behavior"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (('id="fit_gbm"', 'id="fit_ridge"'), "used twice"),
+        (('better="lower"', 'better="smaller"'), '"higher" or "lower"'),
+        (("<task>Boosting.</task>", ""), "element <task> missing"),
+        (('id="fit_gbm" step_id="fit"', 'id="fit_gbm" step_id="other"'), "not of step"),
+    ],
+)
+def test_a_broken_fork_is_explained(change: tuple[str, str], message: str) -> None:
+    with pytest.raises(PayloadError, match=message):
+        parse_payload(ALTERNATIVES.replace(*change), "alternatives")
+
+
+def test_a_fork_of_one_is_refused() -> None:
+    start = ALTERNATIVES.index('  <behavior id="fit_gbm"')
+    single = ALTERNATIVES[:start] + "</alternatives>"
+    with pytest.raises(PayloadError, match="2 or more"):
+        parse_payload(single, "alternatives")

@@ -1,0 +1,328 @@
+"""Forks (issue 30): alternative behaviors of one step run at once, each in a kernel of its
+own, and the best is kept. Through the CLI as a user runs it: the offline analyst on a shared
+prediction table, a scripted model through litellm against the loopback server, and a kill
+in the middle of a fork."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.conftest import BCC, ROOT, manifest, problem_text, run_bcc
+from tests.fakellm import FakeLLM, Reply, Request
+from tests.faults.test_fault_matrix import _alive, _kernel_pids
+from tests.integration.test_llm import bcc
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+TABLE = "vega_cars.csv"  # a shared regression table: linear and boosting score differently
+
+
+def _summary(run: Path) -> dict:
+    return json.loads((run / "summary.json").read_text())
+
+
+def _no_kernel_left(run: Path) -> None:
+    deadline = time.monotonic() + 10
+    while any(_alive(k) for k in _kernel_pids(run)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(k) for k in _kernel_pids(run)), "a kernel outlived bcc"
+
+
+def _cells(run: Path) -> list[nbformat.NotebookNode]:
+    return nbformat.read(run / "notebook.ipynb", as_version=4).cells
+
+
+def _seqs(run: Path) -> list[int]:
+    listed = run_bcc("logs", str(run))
+    assert listed.returncode == 0, listed.stderr
+    return [int(line.split()[0]) for line in listed.stdout.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def offline_fork(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    row = next((r for r in manifest() if r["file"] == TABLE), None)
+    if row is None:
+        pytest.skip("../shared/datasets is absent")
+    tmp = tmp_path_factory.mktemp("fork")
+    (tmp / "problem.md").write_text(problem_text(row))
+    data = ROOT.parent / "shared" / "datasets" / TABLE
+    proc = run_bcc("run", str(tmp / "problem.md"), str(data), "--out", str(tmp / "run"), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    return tmp / "run"
+
+
+def test_the_offline_model_comparison_forks_and_keeps_the_best_branch(offline_fork: Path) -> None:
+    run = offline_fork
+    summary = _summary(run)
+    (fork,) = summary["alternatives"]
+    assert fork["step"] == "predictive_modelling/model_selection"
+    names = [b["behavior"] for b in fork["branches"]]
+    assert names == ["model_selection_linear", "model_selection_boosting"]
+    scores = [b["score"] for b in fork["branches"]]
+    assert all(isinstance(s, float) for s in scores)
+    (kept,) = [b for b in fork["branches"] if b["kept"]]
+    assert kept["score"] == max(scores)  # the best of the branches' scores
+    # the run went on with the kept branch: its model is the one the hold-out step tested
+    assert summary["key_results"]["cv_mean"] == pytest.approx(kept["score"], abs=1e-4)
+    family = kept["behavior"].rsplit("_", 1)[1]
+    chosen = summary["key_results"]["model"]
+    assert (chosen == "hist_gradient_boosting") == (family == "boosting") or chosen.startswith(
+        "dummy"
+    )
+    assert summary["verification"]["status"] == "passed"
+    # only the kept branch's cells are in the notebook, under one line naming both
+    behaviors = {c.metadata.get("bcc", {}).get("behavior") for c in _cells(run)}
+    loser = next(n for n in names if n != kept["behavior"])
+    assert kept["behavior"] in behaviors and loser not in behaviors
+    lines = [
+        c.source for c in _cells(run) if c.metadata.get("bcc", {}).get("role") == "alternatives"
+    ]
+    assert len(lines) == 1 and f"{kept['behavior']} {kept['score']:.4g} (kept)" in lines[0]
+    assert f"{loser} " in lines[0]
+    assert "## Alternatives tried" in (run / "summary.md").read_text()
+    assert 'id="alternatives"' in (run / "report.html").read_text()
+    # the branches are logged like any other transition, marked with their branch, numbered on
+    assert _seqs(run) == list(range(1, len(_seqs(run)) + 1))
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    moves = [e for e in events if e.get("type") == "transition"]
+    fork_at = next(i for i, e in enumerate(moves) if e["event"] == "FORK")
+    around = [(e["event"], e.get("branch")) for e in moves[fork_at : fork_at + 6]]
+    assert around == [
+        ("FORK", None),
+        ("COMPLETE_ACTION", names[0]),
+        ("COMPLETE_STEP", names[0]),
+        ("COMPLETE_ACTION", names[1]),
+        ("COMPLETE_STEP", names[1]),
+        ("JOIN", None),
+    ]
+    # three kernels (the run's, two branches'), none alive after bcc
+    assert len(_kernel_pids(run)) >= 3
+    _no_kernel_left(run)
+
+
+def test_a_fork_replays_to_the_same_notebook(offline_fork: Path, tmp_path: Path) -> None:
+    replayed = tmp_path / "replayed"
+    proc = run_bcc("replay", str(offline_fork), "--out", str(replayed), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    code = [c.source for c in _cells(offline_fork) if c.cell_type == "code"]
+    assert [c.source for c in _cells(replayed) if c.cell_type == "code"] == code
+    assert _summary(replayed)["alternatives"] == _summary(offline_fork)["alternatives"]
+
+
+def test_max_alternatives_1_runs_one_behavior(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "penguins"
+    run = tmp_path / "run"
+    proc = run_bcc(
+        "run", str(example / "problem.md"), str(example / "penguins.csv"), "--out", str(run),
+        "--quiet", "--max-alternatives", "1", "--no-verify",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert _summary(run)["alternatives"] == []
+    prompt = next((run / "logs").glob("*_START_BEHAVIOR.xml")).read_text()
+    assert "<alternatives" not in prompt  # the arranger is not offered a fork
+
+
+# -- a scripted model through litellm ------------------------------------------------------
+
+DELAY_S = 3.0  # each branch's action generator answers after this long
+
+
+def _fork_policy(req: Request, code: dict[str, str] | None = None) -> str:
+    """One stage: step `compare` forks into a (score 0.7) and b (score 0.9), or runs the
+    plain behavior `compare_b2` when it is asked again; step `probe` then looks in the run's
+    kernel for what each branch left. ``code`` replaces a branch's code."""
+    where = req.headers.get("x-bcc-location", "")
+    step = where.split("/")[1] if where.count("/") >= 1 else ""
+    t = req.transition
+    if t == "START_WORKFLOW":
+        return (
+            '<stages><stage id="work" title="Work"><goal>Compare, then probe.</goal>'
+            '<verified_artifacts><variable name="probe">dict</variable></verified_artifacts>'
+            "</stage></stages>"
+        )
+    if t == "START_STEP":
+        return (
+            '<steps><step id="compare" title="Compare"><goal>Two ways.</goal><verified_artifacts>'
+            '<variable name="score">float</variable></verified_artifacts></step>'
+            '<step id="probe" title="Probe"><goal>Look.</goal><verified_artifacts>'
+            '<variable name="probe">dict</variable></verified_artifacts></step></steps>'
+        )
+    if t == "START_BEHAVIOR" and step == "compare" and "behavior 1 of at most" in req.last_user:
+        return (
+            '<behavior id="compare_b2" step_id="compare"><agent>A</agent><task>Plain.</task>'
+            '<outputs><artifact name="score">float</artifact></outputs></behavior>'
+        )
+    if t == "START_BEHAVIOR" and step == "compare":
+        one = (
+            '<behavior id="compare_{x}" step_id="compare"><agent>A</agent><task>Way {x}.</task>'
+            '<outputs><artifact name="score">float</artifact></outputs>'
+            "<acceptance><criterion>score > 0</criterion></acceptance></behavior>"
+        )
+        return (
+            '<alternatives step_id="compare"><choose better="higher">score</choose>'
+            + one.format(x="a")
+            + one.format(x="b")
+            + "</alternatives>"
+        )
+    if t == "START_BEHAVIOR":
+        return (
+            '<behavior id="probe_b1" step_id="probe"><agent>A</agent><task>Probe.</task>'
+            '<outputs><artifact name="probe">dict</artifact></outputs></behavior>'
+        )
+    if t == "COMPLETE_ACTION":
+        code = {
+            "compare_a": "score = 0.7\nonly_a = 1",
+            "compare_b": "score = 0.9\nonly_b = 1",
+            "compare_b2": "score = 0.5",
+            **(code or {}),
+        }.get(
+            where.rsplit("/", 1)[-1],
+            'probe = {"only_a": "only_a" in globals(), "only_b": "only_b" in globals(), '
+            '"score": score}',
+        )
+        return f"<actions><add-code2run><![CDATA[{code}]]></add-code2run></actions>"
+    if t == "COMPLETE_STEP":
+        return (
+            '<reflection current_step_is_complete="true"><evaluation><goal_achievement>'
+            "<status>achieved</status><reasoning>r</reasoning></goal_achievement></evaluation>"
+            "<decision><next_state>STEP_COMPLETED</next_state><reasoning>ok</reasoning>"
+            "</decision></reflection>"
+        )
+    if t == "COMPLETE_STAGE":
+        done = step == "probe"
+        return (
+            f'<stage_reflection stage_is_complete="{str(done).lower()}"><step_evaluation>'
+            f"<step_id>{step}</step_id><completion_status>complete</completion_status>"
+            "</step_evaluation><decision><next_state>"
+            + ("STAGE_COMPLETED" if done else "STEP_RUNNING")
+            + "</next_state><reasoning>r</reasoning></decision><variable_management/>"
+            "</stage_reflection>"
+        )
+    raise AssertionError(t)
+
+
+def test_a_scripted_fork_runs_its_branches_at_once_and_keeps_the_better(tmp_path: Path) -> None:
+    problem, data, run = tmp_path / "problem.md", tmp_path / "d.csv", tmp_path / "run"
+    problem.write_text("Describe the numbers.\n")
+    data.write_text("a,b\n1,2\n3,4\n5,6\n")
+    with FakeLLM(policy=_fork_policy) as fake:
+        fake.push(*(Reply(when="COMPLETE_ACTION", delay=DELAY_S) for _ in range(2)))
+        proc, _, _ = bcc(
+            "run", str(problem), str(data), "--model", "openai/fake-model",
+            "--api-base", fake.url, "--out", str(run), timeout=300,
+        )  # fmt: skip
+        actions = fake.by("COMPLETE_ACTION")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    branch_calls = [r for r in actions if "/compare/" in r.headers.get("x-bcc-location", "")]
+    assert len(branch_calls) == 2
+    # both generator calls were in flight at once: the second arrived before the first's
+    # reply (each took DELAY_S to come back)
+    first, second = sorted(r.at for r in branch_calls)
+    assert second - first < DELAY_S
+    # each branch's generator is told it is a branch of a fork, and how the runner chooses
+    assert all("of 2 of a fork" in r.last_user and "`score`" in r.last_user for r in branch_calls)
+    summary = _summary(run)
+    (fork,) = summary["alternatives"]
+    assert [(b["behavior"], b["score"], b["kept"]) for b in fork["branches"]] == [
+        ("compare_a", 0.7, False),
+        ("compare_b", 0.9, True),
+    ]
+    # the run's kernel is the kept branch's: the losing branch's variables are not in it
+    assert summary["artifacts"]["probe"] == {"only_a": False, "only_b": True, "score": 0.9}
+    assert summary["verification"]["status"] == "passed"
+    assert summary["counts"]["llm_calls"] == len(fake.requests)  # every branch call counted
+    _no_kernel_left(run)
+
+
+@pytest.mark.parametrize("failing", [("compare_a",), ("compare_a", "compare_b")])
+def test_a_branch_whose_cells_fail_is_dropped_and_said_so(
+    tmp_path: Path, failing: tuple[str, ...]
+) -> None:
+    problem, data, run = tmp_path / "problem.md", tmp_path / "d.csv", tmp_path / "run"
+    problem.write_text("Describe the numbers.\n")
+    data.write_text("a,b\n1,2\n3,4\n5,6\n")
+    broken = {name: "raise ValueError('no way')" for name in failing}
+    with FakeLLM(policy=lambda req: _fork_policy(req, broken)) as fake:
+        proc, _, _ = bcc(
+            "run", str(problem), str(data), "--model", "openai/fake-model",
+            "--api-base", fake.url, "--out", str(run), timeout=300,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = _summary(run)
+    (fork,) = summary["alternatives"]
+    dropped = {b["behavior"]: b["dropped"] for b in fork["branches"] if not b["kept"]}
+    assert set(dropped) == set(failing)
+    assert all("did not complete the step" in why for why in dropped.values())
+    code = "\n".join(c.source for c in _cells(run) if c.cell_type == "code")
+    assert "no way" not in code  # a dropped branch's cells stay out of the notebook
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    (join,) = [e for e in events if e.get("type") == "transition" and e["event"] == "JOIN"]
+    if len(failing) == 1:
+        assert join["to"] == "STEP_COMPLETED"
+        assert summary["artifacts"]["probe"]["score"] == 0.9
+    else:  # none kept: the step retries as after a failed behavior, with a plain behavior
+        assert join["to"] == "STEP_RUNNING"
+        assert summary["counts"]["failed_behaviors"] >= 1
+        assert summary["artifacts"]["probe"] == {"only_a": False, "only_b": False, "score": 0.5}
+    assert summary["verification"]["status"] == "passed"
+    _no_kernel_left(run)
+
+
+# -- a kill in the middle of a fork ----------------------------------------------------------
+
+
+def test_a_run_killed_during_a_fork_resumes_to_a_completed_run(
+    offline_fork: Path, tmp_path: Path
+) -> None:
+    row = next(r for r in manifest() if r["file"] == TABLE)
+    (tmp_path / "problem.md").write_text(problem_text(row))
+    data = ROOT.parent / "shared" / "datasets" / TABLE
+    run, mark = tmp_path / "run", tmp_path / "paused"
+    fork_seq = _summary(offline_fork)["alternatives"][0]["seq"]
+    calls = sum(
+        1 for p in (offline_fork / "logs").glob("*.xml")
+        if p.name.count(".") == 1 and int(p.name[:4]) <= fork_seq and "NEXT_STAGE" not in p.name
+    )  # fmt: skip
+    # the agent call after the arranger's fork is a branch's action generator: it stalls
+    env = {
+        **os.environ,
+        "BCC_FAILPOINTS": f"agent@{calls + 1}=pause",
+        "BCC_FAILPOINTS_MARK": str(mark),
+    }
+    proc = subprocess.Popen(
+        [*BCC, "run", str(tmp_path / "problem.md"), str(data), "--out", str(run), "--quiet"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 600
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert mark.exists(), "the failpoint was never reached"
+        time.sleep(1.0)  # the other branch goes on meanwhile
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    _no_kernel_left(run)  # the branch kernels too
+    state = json.loads((run / "state.json").read_text())
+    assert state["fsm_state"] == "STEP_RUNNING" and state["seq"] == fork_seq - 1  # before it
+    resumed = run_bcc("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    summary = _summary(run)
+    assert summary["alternatives"] == _summary(offline_fork)["alternatives"]
+    code = [c.source for c in _cells(run) if c.cell_type == "code"]
+    assert code == [c.source for c in _cells(offline_fork) if c.cell_type == "code"]
+    assert summary["verification"]["status"] == "passed"
+    assert _seqs(run) == list(range(1, len(_seqs(run)) + 1))
+    replayed = run_bcc("replay", str(run), "--out", str(tmp_path / "replayed"), "--quiet")
+    assert replayed.returncode == 0, replayed.stderr  # as a user meets it
+    _no_kernel_left(run)
