@@ -45,7 +45,8 @@ __all__ = [
 #: analysis notebooks commonly import, so a plan does not count on one that is missing
 ANALYSIS_PACKAGES = [
     *("pandas", "numpy", "scipy", "scikit-learn", "statsmodels", "matplotlib", "seaborn"),
-    *("pyarrow", "openpyxl", "xlrd", "plotly", "xgboost", "lightgbm", "networkx", "sympy"),
+    *("pyarrow", "openpyxl", "xlrd", "tabulate", "plotly", "xgboost", "lightgbm"),
+    *("networkx", "sympy"),
 ]
 
 

@@ -117,7 +117,13 @@ class Fork:
             )
             doc = NotebookDocument(copy.deepcopy(ctx.doc.nb), _discard)
             branch_ctx = RunContext(ctx.config, ctx.store, doc, state)
-            host = KernelHost(branch_ctx, resumed=True, named_modules=named_modules)
+            host = KernelHost(
+                branch_ctx,
+                resumed=True,
+                named_modules=named_modules,
+                rebuild_why="fork",
+                gateway_role=f"fork-{k + 1}",
+            )
             handlers = Handlers(branch_ctx, host)
             handlers.behavior = behavior
             note = (
@@ -126,7 +132,8 @@ class Fork:
                 "notebook made so far. Of the branches whose step the behavior reflector "
                 f"completes, the runner keeps the one whose `{payload.choose}` is "
                 f"{'highest' if payload.better == 'higher' else 'lowest'}; only its cells join "
-                "the notebook."
+                "the notebook. The branches share the run directory: write any file under "
+                f"`outputs/{behavior.id}/`."
             )
             self.branches.append(Branch(behavior, branch_ctx, host, handlers, note))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from notebook_bcc.config import RunConfig
@@ -38,9 +39,19 @@ def gateway_of(config: RunConfig) -> Gateway | None:
 
 class KernelHost:
     def __init__(
-        self, ctx: RunContext, *, resumed: bool = False, named_modules: tuple[str, ...] = ()
+        self,
+        ctx: RunContext,
+        *,
+        resumed: bool = False,
+        named_modules: tuple[str, ...] = (),
+        rebuild_why: str = "resume",
+        gateway_role: str = "",
     ) -> None:
         self.ctx = ctx
+        #: on a gateway, a kernel with a role works in a directory of its own there (a fork's
+        #: branch: its shutdown removes its own, not the run kernel's)
+        self.gateway_role = gateway_role
+        self.rebuild_why = rebuild_why  # why a ``resumed`` kernel replays the notebook
         self.named_modules = named_modules  # the problem's, reported with the environment
         self.resumed = resumed  # a resumed run rebuilds its kernel state by replay
         self.kernel: KernelSession | None = None  # started: ready for cells
@@ -63,7 +74,7 @@ class KernelHost:
             ctx.state.kernel_environment = self.kernel.environment.text()
         self.record()
         if self.resumed:
-            self.replay("resume")
+            self.replay(self.rebuild_why)
         else:
             for cell in ctx.doc.setup_cells():
                 outcome = self.kernel.run_cell(cell.source)
@@ -76,6 +87,7 @@ class KernelHost:
 
     def _session(self) -> KernelSession:
         ctx, config = self.ctx, self.ctx.config
+        gateway = gateway_of(config)
         session = KernelSession(
             ctx.store.root,
             cell_timeout=config.cell_timeout,
@@ -85,7 +97,7 @@ class KernelHost:
             log_path=ctx.store.root / "kernel.log",
             spill_dir=ctx.store.root / "outputs",
             sandboxed=config.sandbox,
-            gateway=gateway_of(config),
+            gateway=gateway and replace(gateway, role=self.gateway_role or gateway.role),
         )
         session.named_modules = self.named_modules
         return session

@@ -146,9 +146,16 @@ def test_a_gateway_killed_mid_run_ends_resumable_and_resume_completes(
     # kept: the run kernel's directory and the verification kernel's own, each with the data
     # and the figures its cells saved
     kept = gateway.folder / "bcc-runs"
-    assert sorted(p.name for p in kept.iterdir()) == ["run", "run.verify"]
+    # (and a fork's branch kernels', each in a directory of its own)
+    assert sorted(p.name for p in kept.iterdir()) == [
+        "run", "run.fork-1", "run.fork-2", "run.verify"
+    ]  # fmt: skip
+    # the kept branch's kernel became the run's: what it saved after the fork is in its own
+    (fork,) = summary["alternatives"]
+    k = next(i for i, b in enumerate(fork["branches"], 1) if b["kept"])
     figures = [
-        sorted(p.name for p in (kept / d / "outputs").glob("*.png")) for d in ("run", "run.verify")
+        sorted({p.name for d in dirs for p in (kept / d / "outputs").glob("*.png")})
+        for dirs in (("run", f"run.fork-{k}"), ("run.verify",))
     ]
     assert figures[0] and figures[0] == figures[1]
     assert all((kept / d / "assets" / "penguins.csv").is_file() for d in ("run", "run.verify"))
