@@ -313,6 +313,8 @@ class Fork:
                 meta["seq"] = final.get(meta["seq"], join_seq)
                 doc.nb.cells.append(cell)
         doc.edited()
+        if s.project_title and s.project_title != self.ctx.state.project_title:
+            doc.set_title(s.project_title)  # the kept branch's generator retitled the project
         doc.set_variables(s.ledger.to_json())
         doc.save()
 
