@@ -8,7 +8,6 @@ user namespace, the history and the execution count are left untouched.
 
 from __future__ import annotations
 
-import ast
 import json
 import uuid
 from queue import Empty
@@ -21,6 +20,7 @@ from nbclient.exceptions import DeadKernelError
 from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel.helper_source import call_expression
 from notebook_bcc.kernel.launch import KernelLaunch
+from notebook_bcc.syntax import literal
 
 __all__ = ["KernelCalls"]
 
@@ -95,7 +95,7 @@ class KernelCalls(KernelLaunch):
                 raise KernelError(
                     f"inspection failed: {result.get('ename')}: {result.get('evalue')}"
                 )
-            values[key] = json.loads(ast.literal_eval(result["data"]["text/plain"]))
+            values[key] = json.loads(literal(result["data"]["text/plain"]))
         return values
 
     # -- a gateway kernel ----------------------------------------------------------------------

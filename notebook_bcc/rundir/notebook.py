@@ -18,6 +18,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from notebook_bcc.rundir.notebook_json import NotebookJson
+from notebook_bcc.syntax import parse_module
 
 __all__ = ["CellTag", "NotebookDocument", "parameters_source"]
 
@@ -112,7 +113,7 @@ def is_helper_source(source: str) -> bool:
     """True for code that only defines: imports, ``def``/``class`` (at least one) and
     assignments of constants; it shows nothing and a reader can skip it."""
     try:
-        body = ast.parse(source).body
+        body = parse_module(source).body
     except SyntaxError:
         return False
     defines = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

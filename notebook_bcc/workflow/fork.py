@@ -297,9 +297,14 @@ class Fork:
         state.forks = [*run.forks, self.record(kept, join_seq)]
         if kept is not None:
             self._keep_cells(kept, final, join_seq)
-            state.step_log[-1].setdefault("checks", {}).setdefault("notes", []).append(
-                self.summary_line(kept)
-            )
+            line = self.summary_line(kept)
+            losers = []  # what the other branches ran stays in the step's record, before it
+            for b in self.branches:
+                entry = b.ctx.state.step_log[-1]
+                if b is not kept and "cells" in entry:
+                    why = f"score {b.score:.4g}" if b.score is not None else b.dropped
+                    losers.append(_noted(entry, f"not kept ({why or _one_line(b.error)})"))
+            state.step_log[-1:] = [*losers, _noted(state.step_log[-1], line)]
         return state
 
     def _keep_cells(self, kept: Branch, final: dict[int, int], join_seq: int) -> None:
@@ -323,6 +328,13 @@ class Fork:
         for branch in self.branches:
             if branch is not kept:
                 branch.host.shutdown(now=True)
+
+
+def _noted(entry: dict[str, Any], note: str) -> dict[str, Any]:
+    """A step-log entry with a runner's note added to its checks."""
+    checks = dict(entry.get("checks") or {})
+    checks["notes"] = [*checks.get("notes", []), note]
+    return {**entry, "checks": checks}
 
 
 def _one_line(error: BaseException | None) -> str:

@@ -47,10 +47,19 @@ def check_run_dir(run: Path) -> dict:
     logs = sorted((run / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml"))
     assert logs
     previous = "IDLE"
+    branches: dict[str, str] = {}  # a fork's branch -> where its own chain stands
     for i, path in enumerate(logs, 1):
         t = etree.parse(str(path)).getroot()
         assert t.tag == "transition" and t.get("seq") == str(i)
         assert path.name == f"{i:04d}_{t.get('event')}.xml"
+        branch = t.get("branch")
+        if branch:  # a branch chains from the FORK's target, apart from the run's chain
+            assert previous == "BEHAVIOR_RUNNING"
+            assert t.get("from") == branches.get(branch, previous)
+            branches[branch] = t.get("to")
+            continue
+        if t.get("event") == "FORK":
+            branches = {}
         assert t.get("from") == previous
         previous = t.get("to")
         root = ROOTS.get(t.get("event"))

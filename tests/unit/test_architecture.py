@@ -19,6 +19,7 @@ LAYERS = {
     "config": 0,
     "failpoints": 0,
     "progress": 0,
+    "syntax": 0,
     "inputs": 1,
     "kernel": 1,
     "rundir": 1,

@@ -20,6 +20,8 @@ import ast
 import re
 import textwrap
 
+from notebook_bcc.syntax import parse_module
+
 __all__ = ["MAX_LINES", "reader_cells", "result_cell", "result_preamble", "split_script"]
 
 MAX_LINES = 18  # a driver cell is cut before it grows past this many lines
@@ -36,7 +38,7 @@ def _units(source: str) -> list[tuple[str, ast.stmt, bool]]:
     lines = source.splitlines()
     units = []
     previous_end = 0
-    for node in ast.parse(source).body:
+    for node in parse_module(source).body:
         first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
         gap = lines[previous_end : first - 1]
         paragraph = any(not line.strip() or line.lstrip().startswith("#") for line in gap)
@@ -126,7 +128,7 @@ def result_preamble(source: str) -> tuple[str, str]:
     top-level statements that use a ``_bcc_`` name and bind only ``_``-private names.
     Returns (the script without them, them)."""
     try:
-        body = ast.parse(source).body
+        body = parse_module(source).body
     except SyntaxError:
         return source, ""
     lines = source.splitlines()

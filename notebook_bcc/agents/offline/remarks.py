@@ -3,11 +3,11 @@ behavior reflector's comment on a step, and a completed stage's lesson."""
 
 from __future__ import annotations
 
-import ast
 import re
 
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.inputs.problem import ProblemSpec
+from notebook_bcc.syntax import literal
 
 __all__ = ["decision_text", "comment", "experience"]
 
@@ -53,7 +53,7 @@ def _describe_value(name: str, kind: str, shape: str | None, text: str) -> str:
         rows, _, cols = shape.partition("x")
         return f"`{name}` holds {rows} rows" + (f" and {cols} columns." if cols else ".")
     try:
-        value = ast.literal_eval(text)
+        value = literal(text)
     except (ValueError, SyntaxError):
         value = None
     if isinstance(value, dict):
