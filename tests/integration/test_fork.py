@@ -276,6 +276,38 @@ def test_a_branch_whose_cells_fail_is_dropped_and_said_so(
     _no_kernel_left(run)
 
 
+def test_a_budget_spent_in_a_fork_aborts_before_it_and_resume_runs_it(tmp_path: Path) -> None:
+    """Every branch's calls count: the budget runs out inside the fork (3 calls before it, 4
+    allowed), the run stops resumable at the checkpoint before the fork, and `bcc resume`
+    reuses the arranger's reply and runs the whole fork again."""
+    problem, data, run = tmp_path / "problem.md", tmp_path / "d.csv", tmp_path / "run"
+    problem.write_text("Describe the numbers.\n")
+    data.write_text("a,b\n1,2\n3,4\n5,6\n")
+    with FakeLLM(policy=_fork_policy) as fake:
+        common = ("--model", "openai/fake-model", "--api-base", fake.url)
+        proc, _, _ = bcc(
+            "run", str(problem), str(data), *common, "--out", str(run), "--max-llm-calls", "4",
+            timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 7, proc.stderr[-2000:]
+        assert "--max-llm-calls 4 reached" in proc.stderr
+        state = json.loads((run / "state.json").read_text())
+        assert (state["fsm_state"], state["resume_from"]) == ("WORKFLOW_ABORTED", "STEP_RUNNING")
+        spent = state["counters"]["llm_calls"]
+        assert spent >= 4 and spent == len(fake.requests)  # the branches' calls are counted
+        assert not list((run / "logs").glob("*_FORK.xml"))  # nothing of the fork committed
+        _no_kernel_left(run)
+        arranged = len(fake.by("START_BEHAVIOR"))
+        resumed, _, _ = bcc("resume", str(run), "--max-llm-calls", "100", timeout=300)
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+        assert len(fake.by("START_BEHAVIOR")) == arranged + 1  # the probe's only: reused
+    summary = _summary(run)
+    (fork,) = summary["alternatives"]
+    assert [b["kept"] for b in fork["branches"]] == [False, True]
+    assert summary["counts"]["llm_calls"] == len(fake.requests)
+    _no_kernel_left(run)
+
+
 # -- a kill in the middle of a fork ----------------------------------------------------------
 
 
