@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import BCC, ROOT, run_bcc
 from tests.fakellm import FakeLLM, Reply
+from tests.faults.test_fault_matrix import _kernel_pids
 from tests.faults.test_kill_resume import _alive, _children, _code_cells, _wait
 from tests.integration.test_llm import MODEL, _env, bcc, inputs
 
@@ -56,6 +57,8 @@ def test_signal_during_a_cell_checkpoints_and_resume_completes(
         str(run),
         "--quiet",
         "--no-verify",
+        "--max-alternatives",
+        "1",  # the modelling cell in the run's own kernel (a fork: the test below)
     ]
     proc = subprocess.Popen(
         args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -83,12 +86,58 @@ def test_signal_during_a_cell_checkpoints_and_resume_completes(
     assert len(code) == len(set(code))  # the interrupted action was redone, not duplicated
 
 
+def _forking(run: Path) -> bool:
+    """A fork's branch kernels have started replaying the notebook."""
+    try:
+        text = (run / "events.jsonl").read_text()
+    except OSError:
+        return False
+    return text.count('"why": "fork"') >= 2
+
+
+def test_ctrl_c_during_a_fork_ends_every_branch_kernel_and_resume_completes(
+    tmp_path: Path, fault_clock
+) -> None:
+    problem, data = _big(tmp_path)
+    run = tmp_path / "run"
+    args = [*BCC, "run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify"]
+    proc = subprocess.Popen(
+        args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert _wait(lambda: _forking(run), 180), "never reached the fork"
+        kernels = _kernel_pids(run)
+        assert len(kernels) >= 3  # the run's and two branches'
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    fault_clock("SIGINT during a fork to exit", took)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("error: ")
+    assert _wait(lambda: not any(_alive(k) for k in kernels), 5.0), "a kernel outlived bcc"
+    state = json.loads((run / "state.json").read_text())
+    assert (state["fsm_state"], state["resume_from"]) == ("WORKFLOW_ABORTED", "STEP_RUNNING")
+    assert not list((run / "logs").glob("*_FORK.xml"))
+    resumed = run_bcc("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    summary = json.loads((run / "summary.json").read_text())
+    assert len(summary["alternatives"]) == 1
+    code = _code_cells(run)
+    assert len(code) == len(set(code))  # the fork ran once more, its cells joined once
+    assert not any(_alive(k) for k in _kernel_pids(run))
+
+
 def test_a_second_ctrl_c_exits_at_once_and_resume_completes(tmp_path: Path, fault_clock):
     """The clean-up after the first Ctrl-C stalls (a failpoint); the second one ends bcc."""
     problem, data = _big(tmp_path)
     run, mark = tmp_path / "run", tmp_path / "paused"
     env = {**os.environ, "BCC_FAILPOINTS": "abort@1=pause", "BCC_FAILPOINTS_MARK": str(mark)}
     args = [*BCC, "run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify"]
+    args += ["--max-alternatives", "1"]
     proc = subprocess.Popen(
         args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
