@@ -250,6 +250,10 @@ class Runner:
         ):
             log.relocate(s.path, s.iteration)
         self._commit(log, row.event, source, target, forced, t0)
+        self._fail_if_capped(target, forced)
+
+    def _fail_if_capped(self, target: State, forced: bool) -> None:
+        """A step G3 failed ends the workflow when ``--on-step-failure`` is abort."""
         if target == State.STEP_COMPLETED and forced and self.config.on_step_failure == "abort":
             self._terminal(Event.FAIL, "a step failed and --on-step-failure is abort")
 
@@ -286,8 +290,7 @@ class Runner:
             if kept is not None and kept.host.kernel is not None:
                 self.host.adopt(kept.host)
             fork.close(kept)
-        if target == State.STEP_COMPLETED and forced and self.config.on_step_failure == "abort":
-            self._terminal(Event.FAIL, "a step failed and --on-step-failure is abort")
+        self._fail_if_capped(target, forced)
 
     def _branch(self, b: Branch) -> None:
         """A branch's action and reflection, handled as the run's own are, logged apart."""
