@@ -9,8 +9,10 @@ Figures per run: model calls; prompt characters (system + user, every request as
 problems :func:`what_is_seen` finds (what an agent needs and does not get whole); the
 cacheable share (of those characters, the ones within a prefix that an earlier prompt of the
 same run already sent: what OpenAI, DeepSeek and Gemini cache by themselves, and Anthropic
-caches where the request marks it); prompts with history left out by the budget. Per prompt
-kind: count, first, largest and total characters.
+caches where the request marks it); the billed equivalent (uncached characters plus the cached
+ones at ``--cached-price``, the share of the full price a provider bills a cache read: 0.1 for
+Anthropic, DeepSeek and OpenAI's current models, 0.25 for Gemini); prompts with history left
+out by the budget. Per prompt kind: count, first, largest and total characters.
 
 Usage: .venv/bin/python benchmarks/prompt_sizes.py [--baseline REV] [RUN_DIR ...]
 (no RUN_DIR: the trial kept in benchmarks/fixtures/penguins_trial)
@@ -156,7 +158,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="*", type=Path, help="recorded run directories")
     parser.add_argument("--baseline", help="a commit whose prompts to compare against")
+    parser.add_argument(
+        "--cached-price", type=float, default=0.1, help="a cached character's share of the price"
+    )
     args = parser.parse_args()
+
+    def billed(chars: float, shared: float) -> float:
+        """Characters at the full price that cost what these prompts cost."""
+        return chars - shared + args.cached_price * shared
+
     runs = args.runs or [TRIAL]
     with tempfile.TemporaryDirectory() as tmp:
         codes = {"after": ROOT}
@@ -181,7 +191,9 @@ def main() -> None:
                     print(
                         f"  {label:<6} {m['calls']:>3} calls {m['chars']:>10,} chars "
                         f"({m['chars'] // max(1, m['calls']):,} a call), cacheable share "  # type: ignore[operator]
-                        f"{m['share']:.2f}, prompts with history left out: {m['trimmed']}"
+                        f"{m['share']:.2f}, billed as "
+                        f"{billed(m['chars'], m['share'] * m['chars']):,.0f}, "  # type: ignore[operator]
+                        f"prompts with history left out: {m['trimmed']}"
                     )
                     problems = m["problems"]
                     print(f"    what the agents need, whole: {len(problems)} problems")  # type: ignore[arg-type]
@@ -197,10 +209,13 @@ def main() -> None:
         print("\nall runs")
         for label, (calls, chars, shared) in totals.items():
             print(f"  {label:<6} {calls:>4} calls {chars:>11,} chars, cacheable share "
-                  f"{shared / max(1, chars):.2f}")  # fmt: skip
+                  f"{shared / max(1, chars):.2f}, billed as {billed(chars, shared):,.0f} "
+                  f"(cached at {args.cached_price})")  # fmt: skip
         if "before" in totals:
-            b, a = totals["before"][1], totals["after"][1]
+            (_, b, bs), (_, a, as_) = totals["before"], totals["after"]
             print(f"  after/before characters: {a / b:.2f} ({1 - a / b:.0%} fewer)")
+            ratio = billed(a, as_) / billed(b, bs)
+            print(f"  after/before billed: {ratio:.2f} ({1 - ratio:.0%} less)")
 
 
 if __name__ == "__main__":

@@ -53,15 +53,23 @@ class VariableRecord:
         data["columns"] = tuple(tuple(c) for c in data.get("columns", ()))
         return cls(**data)
 
-    def describe(self, max_columns: int = 300, in_use: Container[str] | None = None) -> str:
+    def describe(
+        self,
+        max_columns: int = 300,
+        in_use: Container[str] | None = None,
+        columns_of: str | None = None,
+    ) -> str:
         """One line for a prompt: name, kind, size, status and a short repr or column list.
 
         ``in_use`` holds the steps and stages still to come: a ``retained`` note naming one
-        that is done is not shown as if it still applied.
+        that is done is not shown as if it still applied. ``columns_of`` names a variable
+        listed before this one with the same columns: they are not listed twice.
         """
         size = self.shape or (f"len {self.length}" if self.length is not None else "")
         head = f"- {self.name}: {self.kind}" + (f" [{size}]" if size else "")
         head += self.status_note(in_use)
+        if columns_of:
+            return head + f" columns as {columns_of}"
         if self.columns:
             shown = self.columns[:max_columns]
             cols = ", ".join(f"{c}:{t}" for c, t in shown)
@@ -185,7 +193,11 @@ class VariableLedger:
             )
 
         ranked = sorted(self.in_kernel(), key=key)
-        lines = tuple((r.name + r.status_note(in_use), r.describe(in_use=in_use)) for r in ranked)
+        same = _same_columns(self.in_kernel())
+        lines = tuple(
+            (r.name + r.status_note(in_use), r.describe(in_use=in_use, columns_of=same.get(r.name)))
+            for r in ranked
+        )
         gone = []
         for r in self.records.values():
             if r.status != DELETED:
@@ -224,3 +236,22 @@ class VariableLedger:
     @classmethod
     def from_json(cls, data: list[dict[str, Any]]) -> VariableLedger:
         return cls({d["name"]: VariableRecord.from_json(d) for d in data})
+
+
+SAME_COLUMNS_MIN = 3  # shorter column lists cost less than the reference
+
+
+def _same_columns(records: list[VariableRecord]) -> dict[str, str]:
+    """name -> the first-born variable (listed before it) with the very same columns, for
+    tables whose column list a prompt would otherwise repeat (``X_train``, ``X_test``)."""
+    first: dict[tuple[object, ...], str] = {}
+    same = {}
+    for r in records:  # birth order
+        if len(r.columns) < SAME_COLUMNS_MIN:
+            continue
+        key = (r.columns, (r.shape or "").rpartition("x")[2])  # the kernel lists up to 300
+        if key in first:
+            same[r.name] = first[key]
+        else:
+            first[key] = r.name
+    return same

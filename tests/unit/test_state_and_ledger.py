@@ -132,3 +132,23 @@ def test_a_replacement_deleted_since_is_said_so_with_where_the_chain_ends():
         "(deprecated by load; use co2_weekly instead (itself deleted since: use co2_monthly))"
     )
     assert gone["co2_weekly"] == "(deprecated by resample; use co2_monthly instead)"
+
+
+def test_a_table_with_the_columns_of_an_earlier_one_names_it_instead_of_listing_them():
+    cols = (("a", "int64"), ("b", "float64"), ("c", "str"))
+    ledger = VariableLedger()
+    ledger.observe([Info("X", "DataFrame", "10x3", columns=cols)], "s/t#1")
+    ledger.observe(
+        [
+            Info("X", "DataFrame", "10x3", columns=cols),
+            Info("X_train", "DataFrame", "8x3", columns=cols),
+            Info("X_small", "DataFrame", "8x2", columns=cols[:2]),  # too few to be worth it
+            Info("Z", "DataFrame", "8x3", columns=cols[::-1]),  # another order: listed
+        ],
+        "s/t#2",
+    )
+    view = _by_name(ledger.prompt_view(priority=("X_train",)).lines)
+    assert view["X"].endswith("columns a:int64, b:float64, c:str")
+    assert view["X_train"] == "- X_train: DataFrame [8x3] columns as X"
+    assert view["X_small"].endswith("columns a:int64, b:float64")
+    assert view["Z"].endswith("columns c:str, b:float64, a:int64")
