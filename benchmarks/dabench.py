@@ -52,7 +52,9 @@ def labels(root: Path) -> dict[int, list[tuple[str, str]]]:
 def problem_text(table: str, asked: list[dict]) -> str:
     items = []
     for i, q in enumerate(asked, 1):
-        lines_ = q["question"].strip().splitlines()  # a question's own lines stay in its item
+        # a question's own lines stay in its item; its own number ("2. Which ...", as 50 of
+        # the 137 dev questions have) gives way to the item's
+        lines_ = re.sub(r"^\d+\.\s+", "", q["question"].strip()).splitlines()
         lines = [f"{i}. {lines_[0]}", *(f"   {ln.strip()}" for ln in lines_[1:] if ln.strip())]
         lines += [f"   Constraints: {' '.join(q['constraints'].split())}"]
         lines += [f"   Answer format: {' '.join(q['format'].split())}"]
