@@ -23,6 +23,7 @@ _MAX_KEYS = 100  # a dict's keys, listed whole up to this many (then counted)
 _DICT_CHARS = 1500  # what a dict's values share, each shortened to its part, on one line
 _REPR_CHARS = 600
 _SMALL_SERIES = 20  # a Series this short shows its values
+_INDEX_LABELS = 12  # a table's index shows its labels up to this many (then counts them)
 
 
 class _OrderedRepr(_reprlib.Repr):
@@ -132,8 +133,23 @@ def _dims(shape):
 def _blank(name, value, text=""):
     # a variable's record before anything is measured (or when measuring it failed)
     info = {"name": name, "kind": type(value).__name__, "shape": None, "length": None}
-    info.update(columns=[], bytes=0, repr=text)
+    info.update(columns=[], bytes=0, repr=text, index="")
     return info
+
+
+def _index_text(pd, index):
+    # a table's index unless it is the default 0..n-1: what it is named, its dtype, its labels
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return ""
+    names = ", ".join("(unnamed)" if n is None else str(n) for n in index.names)
+    dtype = "" if isinstance(index, pd.MultiIndex) else f":{index.dtype}"
+    if len(index) <= _INDEX_LABELS:
+        labels = ", ".join(_one_line(repr(x), 40) for x in index)
+        return f"{names}{dtype} [{labels}]"
+    about = "unique" if index.is_unique else "with repeats"
+    if index.is_monotonic_increasing:  # dates, ordered keys: where they run from and to
+        about += f", {_one_line(str(index[0]), 40)} to {_one_line(str(index[-1]), 40)}"
+    return f"{names}{dtype} ({len(index)} labels, {about})"
 
 
 def _summary(name, value):
@@ -149,6 +165,7 @@ def _summary(name, value):
             repr=f"DataFrame {rows}x{cols}",
             columns=[[str(c), str(t)] for c, t in dtypes.items()],
             bytes=int(value.memory_usage(index=True, deep=False).sum()),
+            index=_index_text(pd, value.index),
         )
     elif pd is not None and isinstance(value, pd.Series):
         n = len(value)

@@ -28,6 +28,7 @@ class VariableInfo:
     columns: tuple[tuple[str, str], ...]
     bytes: int
     repr: str
+    index: str = ""  # a table's index when it is not 0..n-1: its name, dtype and labels
 
 
 @dataclass(frozen=True)

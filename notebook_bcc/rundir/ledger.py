@@ -24,6 +24,7 @@ class _Info(Protocol):  # structural type of kernel.VariableInfo (no import: one
     columns: tuple[tuple[str, str], ...]
     bytes: int
     repr: str
+    index: str
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class VariableRecord:
     length: int | None = None
     columns: tuple[tuple[str, str], ...] = ()
     repr: str = ""
+    index: str = ""  # a table's index when it is not 0..n-1 (the kernel's description)
     next_use: str | None = None
     replacement: str | None = None
     deprecated_by: str | None = None
@@ -68,16 +70,18 @@ class VariableRecord:
         size = self.shape or (f"len {self.length}" if self.length is not None else "")
         head = f"- {self.name}: {self.kind}" + (f" [{size}]" if size else "")
         head += self.status_note(in_use)
+        index = f"; index {self.index}" if self.index else ""
         if columns_of:
-            return head + f" columns as {columns_of}"
+            return head + f" columns as {columns_of}" + index
         if self.columns:
             shown = self.columns[:max_columns]
             cols = ", ".join(f"{c}:{t}" for c, t in shown)
             counted = (self.shape or "").rpartition("x")[2]
             total = int(counted) if counted.isdigit() else len(self.columns)
             more = total - len(shown)  # the kernel lists up to 300 names; the shape counts all
-            return head + f" columns {cols}" + (f" (+{more} more)" if more > 0 else "")
-        return head + (f" = {self.repr}" if self.repr else "")
+            more_text = f" (+{more} more)" if more > 0 else ""
+            return head + f" columns {cols}" + more_text + index
+        return head + (f" = {self.repr}" if self.repr else "") + index
 
     def status_note(self, in_use: Container[str] | None = None) -> str:
         """`` (retained for X)``, `` (DEPRECATED ...)`` or empty for a plain alive variable."""
@@ -127,6 +131,7 @@ class VariableLedger:
                 length=info.length,
                 columns=tuple(info.columns),
                 repr=info.repr,
+                index=info.index,
             )
             if old is None or old.status == DELETED:
                 self.records[info.name] = VariableRecord(

@@ -65,6 +65,30 @@ def test_inspection_summarises_data_and_names_code(shell: SimpleNamespace) -> No
     assert data["code"]["callables"][0][0] == "describe"
 
 
+def test_a_tables_index_is_named_unless_it_is_0_to_n(shell: SimpleNamespace) -> None:
+    """Relay trial B: a table indexed by band or city left the model to guess its index."""
+    bands = pd.DataFrame({"n": [182, 428, 98]}, index=pd.Index(["below 3", "3-4", "above 4"]))
+    bands.index.name = "band"
+    days = pd.DataFrame({"t": range(30)}, index=pd.date_range("2020-01-01", periods=30))
+    shell.user_ns.update(
+        plain=pd.DataFrame({"a": [1, 2]}),
+        bands=bands,
+        days=days,
+        kept=pd.DataFrame({"a": [1, 2, 3]}).iloc[[0, 2]],  # rows dropped: labels 0, 2
+        pairs=pd.DataFrame({"v": [1, 2]}, index=pd.MultiIndex.from_tuples([(1, "a"), (1, "b")])),
+    )
+    by_name = {v["name"]: v for v in call(in_kernel.inspect_ns, {})["vars"]}
+    assert by_name["plain"]["index"] == ""
+    dtype = bands.index.dtype  # str under pandas 3, object before
+    assert by_name["bands"]["index"] == f"band:{dtype} ['below 3', '3-4', 'above 4']"
+    assert by_name["days"]["index"] == (
+        f"(unnamed):{days.index.dtype} (30 labels, unique, 2020-01-01 00:00:00 to "
+        "2020-01-30 00:00:00)"
+    )
+    assert by_name["kept"]["index"] == "(unnamed):int64 [0, 2]"
+    assert by_name["pairs"]["index"] == "(unnamed), (unnamed) [(1, 'a'), (1, 'b')]"
+
+
 def test_names_are_never_hidden_only_values_are_shortened(shell: SimpleNamespace) -> None:
     wide = pd.DataFrame({f"column_{i:03d}": [i] for i in range(320)})
     keyed = {f"key_{i:03d}": "v" * 500 for i in range(120)}

@@ -13,6 +13,7 @@ class Info:
     columns: tuple = ()
     bytes: int = 28
     repr: str = "1"
+    index: str = ""
 
 
 def _by_name(lines: tuple[tuple[str, str], ...]) -> dict[str, str]:
@@ -152,3 +153,13 @@ def test_a_table_with_the_columns_of_an_earlier_one_names_it_instead_of_listing_
     assert view["X_train"] == "- X_train: DataFrame [8x3] columns as X"
     assert view["X_small"].endswith("columns a:int64, b:float64")
     assert view["Z"].endswith("columns c:str, b:float64, a:int64")
+
+
+def test_a_tables_index_follows_its_columns() -> None:
+    cols = (("n", "int64"), ("mean", "float64"), ("share", "float64"))
+    ledger = VariableLedger()
+    frame = Info("by_city", "DataFrame", "7x3", columns=cols, index="city:str (7 labels)")
+    ledger.observe([frame, Info("n", index="")], "s/t#1")
+    view = _by_name(ledger.prompt_view().lines)
+    assert view["by_city"].endswith("share:float64; index city:str (7 labels)")
+    assert view["n"] == "- n: int = 1"
