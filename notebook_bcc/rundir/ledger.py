@@ -65,7 +65,7 @@ class VariableRecord:
 
         ``in_use`` holds the steps and stages still to come: a ``retained`` note naming one
         that is done is not shown as if it still applied. ``columns_of`` names a variable
-        listed before this one with the same columns: they are not listed twice.
+        with the same columns whose line lists them: they are not listed twice.
         """
         size = self.shape or (f"len {self.length}" if self.length is not None else "")
         head = f"- {self.name}: {self.kind}" + (f" [{size}]" if size else "")
@@ -198,7 +198,7 @@ class VariableLedger:
             )
 
         ranked = sorted(self.in_kernel(), key=key)
-        same = _same_columns(self.in_kernel())
+        same = _same_columns(ranked)
         lines = tuple(
             (r.name + r.status_note(in_use), r.describe(in_use=in_use, columns_of=same.get(r.name)))
             for r in ranked
@@ -246,12 +246,14 @@ class VariableLedger:
 SAME_COLUMNS_MIN = 3  # shorter column lists cost less than the reference
 
 
-def _same_columns(records: list[VariableRecord]) -> dict[str, str]:
-    """name -> the first-born variable (listed before it) with the very same columns, for
-    tables whose column list a prompt would otherwise repeat (``X_train``, ``X_test``)."""
+def _same_columns(ranked: list[VariableRecord]) -> dict[str, str]:
+    """name -> a table that ranks before it with the very same columns, for tables whose
+    column list a prompt would otherwise repeat (``X_train``, ``X_test``). The one named ranks
+    first, so a prompt over its budget, which drops the lowest ranked details first, never
+    keeps a reference to details it dropped."""
     first: dict[tuple[object, ...], str] = {}
     same = {}
-    for r in records:  # birth order
+    for r in ranked:
         if len(r.columns) < SAME_COLUMNS_MIN:
             continue
         key = (r.columns, (r.shape or "").rpartition("x")[2])  # the kernel lists up to 300

@@ -148,11 +148,19 @@ def test_a_table_with_the_columns_of_an_earlier_one_names_it_instead_of_listing_
         ],
         "s/t#2",
     )
-    view = _by_name(ledger.prompt_view(priority=("X_train",)).lines)
+    view = _by_name(ledger.prompt_view(priority=("X",)).lines)
     assert view["X"].endswith("columns a:int64, b:float64, c:str")
     assert view["X_train"] == "- X_train: DataFrame [8x3] columns as X"
     assert view["X_small"].endswith("columns a:int64, b:float64")
     assert view["Z"].endswith("columns c:str, b:float64, a:int64")
+    # the table named ranks first: over budget, the lowest ranked details go first, so the
+    # named one's details are the last of the two to go
+    ranked = ledger.prompt_view()  # the youngest first: X_train before X
+    names = [label.split(" ")[0] for label, _ in ranked.lines]
+    assert names.index("X_train") < names.index("X")
+    view = _by_name(ranked.lines)
+    assert view["X_train"].endswith("columns a:int64, b:float64, c:str")
+    assert view["X"] == "- X: DataFrame [10x3] columns as X_train"
 
 
 def test_a_tables_index_follows_its_columns() -> None:
