@@ -204,7 +204,7 @@ def _read_revision(c: Checker, el: etree._Element | None) -> PlanRevision | None
         return None
     changes = []
     for child in el.iterchildren("revise_step", "add_step", "drop_step", "revise_stage"):
-        arts = child.find("verified_artifacts")
+        arts, needs = child.find("verified_artifacts"), child.find("required_variables")
         changes.append(
             PlanChange(
                 kind=str(child.tag),
@@ -212,7 +212,7 @@ def _read_revision(c: Checker, el: etree._Element | None) -> PlanRevision | None
                 title=(child.get("title") or "").strip() or None,
                 goal=c.optional_text(child, "goal"),
                 verified_artifacts=None if arts is None else c.variables(arts),
-                required_variables=c.variables(child.find("required_variables")),
+                required_variables=None if needs is None else c.variables(needs),
                 why=text_of(child) if child.tag == "drop_step" else "",
                 after=(child.get("after") or "").strip() if child.tag == "add_step" else "",
             )

@@ -114,7 +114,7 @@ class PlanChange:
     title: str | None = None
     goal: str | None = None
     verified_artifacts: tuple[VariableSpec, ...] | None = None
-    required_variables: tuple[VariableSpec, ...] = ()
+    required_variables: tuple[VariableSpec, ...] | None = None
     why: str = ""  # a dropped step's reason
     after: str = ""  # an added step's place: after this step ("": at the end of the stage)
 

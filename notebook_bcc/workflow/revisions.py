@@ -1,9 +1,9 @@
 """Plan revisions: a reflector changes what is still to come (README, "Plans adapt").
 
 The behavior reflector (after an attempt) and the stage reflector may send a
-``<plan_revision>``: revise the goal or the artifacts of the current step or of a later step
-of the stage, add a step, drop a pending step, revise the goal of the current or a later
-stage, and mark earlier findings as superseded. ``check`` refuses, as a repair message the
+``<plan_revision>``: revise the goal, the artifacts or the needs of the current step or of a
+later step of the stage, or of the current or a later stage, add a step, drop a pending step,
+and mark earlier findings as superseded. ``check`` refuses, as a repair message the
 model answers, any change to what is done (a completed, failed or skipped step; an earlier
 stage) and
 any change that names nothing; ``apply`` then changes the state and says, one line per
@@ -12,9 +12,9 @@ change, what it did (for the transition log, events.jsonl and the notebook).
 
 from __future__ import annotations
 
-from notebook_bcc.contract.types import PlanRevision
+from notebook_bcc.contract.types import PlanChange, PlanRevision
 from notebook_bcc.errors import PayloadError
-from notebook_bcc.rundir.state import StepRecord, WorkflowState
+from notebook_bcc.rundir.state import StageRecord, StepRecord, WorkflowState
 
 __all__ = ["apply", "check"]
 
@@ -44,6 +44,11 @@ def check(revision: PlanRevision, state: WorkflowState, kind: str) -> None:
             if change.id not in open_stages:
                 where = "an earlier" if _is_stage(state, change.id) else "no"
                 raise refuse(f"'{change.id}' is {where} stage (open: {', '.join(open_stages)})")
+            if _changes_nothing(change):
+                raise refuse(
+                    f"<revise_stage id='{change.id}'> changes nothing: give <goal>, "
+                    "<verified_artifacts> or <required_variables>"
+                )
         elif change.kind == "add_step":
             if change.id in known:
                 raise refuse(f"step '{change.id}' already exists; use <revise_step>")
@@ -57,8 +62,11 @@ def check(revision: PlanRevision, state: WorkflowState, kind: str) -> None:
             raise refuse(f"step '{change.id}' is {step.status}; only a pending step is dropped")
         elif step.status not in OPEN:
             raise refuse(f"step '{change.id}' is {step.status}")
-        elif change.kind == "revise_step" and change.goal is None and not change.verified_artifacts:
-            raise refuse(f"<revise_step id='{change.id}'> changes nothing: give <goal>")
+        elif change.kind == "revise_step" and _changes_nothing(change):
+            raise refuse(
+                f"<revise_step id='{change.id}'> changes nothing: give <goal>, "
+                "<verified_artifacts> or <required_variables>"
+            )
     for path, text in revision.superseded:
         target = _step_at(state, path)
         if target is None:
@@ -81,8 +89,7 @@ def apply(revision: PlanRevision, state: WorkflowState) -> list[str]:
     for change in revision.changes:
         if change.kind == "revise_stage":
             target = next(st for st in state.stages if st.id == change.id)
-            target.goal = change.goal or target.goal
-            done.append(f"stage {target.id}: goal revised")
+            done.append(f"stage {target.id}: {_revise(target, change)} revised")
             continue
         if change.kind == "add_step":
             record = StepRecord(
@@ -90,7 +97,7 @@ def apply(revision: PlanRevision, state: WorkflowState) -> list[str]:
                 change.title or change.id.replace("_", " ").capitalize(),
                 change.goal or "",
                 [v.name for v in change.verified_artifacts or ()],
-                [v.name for v in change.required_variables],
+                [v.name for v in change.required_variables or ()],
             )
             after = change.after
             ids = [t.id for t in stage.steps]
@@ -103,13 +110,7 @@ def apply(revision: PlanRevision, state: WorkflowState) -> list[str]:
             step.status, step.note = "skipped", f"dropped: {change.why or revision.reason}"
             done.append(f"step {step.id} dropped")
             continue
-        what = []
-        if change.goal is not None:
-            step.goal, what = change.goal, ["goal"]
-        if change.verified_artifacts is not None:
-            step.verified_artifacts = [v.name for v in change.verified_artifacts]
-            what.append("artifacts")
-        done.append(f"step {step.id}: {' and '.join(what)} revised")
+        done.append(f"step {step.id}: {_revise(step, change)} revised")
     for path, text in revision.superseded:
         target = _step_at(state, path)
         assert target is not None
@@ -128,3 +129,25 @@ def _step_at(state: WorkflowState, path: str) -> StepRecord | None:
         if st.id == stage_id:
             return next((t for t in st.steps if t.id == step_id), None)
     return None
+
+
+def _changes_nothing(change: PlanChange) -> bool:
+    return (
+        change.goal is None and not change.verified_artifacts and change.required_variables is None
+    )
+
+
+def _revise(target: StageRecord | StepRecord, change: PlanChange) -> str:
+    """A stage's or step's goal, artifacts and needs, each where the change gives it; what
+    changed, as words ("goal and needs")."""
+    what = []
+    if change.goal is not None:
+        target.goal = change.goal
+        what.append("goal")
+    if change.verified_artifacts:  # a step or stage always leaves something
+        target.verified_artifacts = [v.name for v in change.verified_artifacts]
+        what.append("artifacts")
+    if change.required_variables is not None:
+        target.required_variables = [v.name for v in change.required_variables]
+        what.append("needs")
+    return " and ".join(what)

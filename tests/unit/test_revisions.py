@@ -92,6 +92,41 @@ def test_a_revision_is_read_checked_and_applied_in_order() -> None:
     assert s.stages[2].goal == "Report the LinearRegression fit."
 
 
+def test_a_revision_changes_the_needs_and_artifacts_of_a_step_or_stage() -> None:
+    """Relay trials A and E: a stage's goal was revised to use new variables, but its needs
+    stayed as planned, so what it now needs was not protected from deprecation (G5)."""
+    needs = '<required_variables><variable name="cv_scores">x</variable></required_variables>'
+    arts = '<verified_artifacts><variable name="best">x</variable></verified_artifacts>'
+    xml = re.sub(r"<plan_revision>.*</plan_revision>", "", RETRY, flags=re.S).replace(
+        "</reflection>",
+        f"<plan_revision><reason>r</reason><revise_stage id='report'>{needs}{arts}"
+        f"</revise_stage><revise_step id='fit'>{needs}</revise_step>"
+        f"<revise_step id='summary_table'><goal>g</goal><required_variables/></revise_step>"
+        "</plan_revision></reflection>",
+    )
+    s, revision = _state(), _revision(xml)
+    s.stages[1].steps[2].required_variables = ["model"]
+    revisions.check(revision, s, "reflection")
+    assert revisions.apply(revision, s) == [
+        "stage report: artifacts and needs revised",
+        "step fit: needs revised",
+        "step summary_table: goal and needs revised",
+    ]
+    report = s.stages[2]
+    assert (report.goal, report.verified_artifacts, report.required_variables) == (
+        "Report the statsmodels fit.",  # no goal given: the goal stays
+        ["best"],
+        ["cv_scores"],
+    )
+    fit = s.stages[1].steps[1]
+    assert (fit.goal, fit.verified_artifacts, fit.required_variables) == (
+        "Fit OLS with statsmodels.",
+        ["model"],
+        ["cv_scores"],
+    )
+    assert s.stages[1].steps[2].required_variables == []  # an empty list: it needs nothing now
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -100,6 +135,7 @@ def test_a_revision_is_read_checked_and_applied_in_order() -> None:
         ('<revise_stage id="load"><goal>x</goal></revise_stage>', "'load' is an earlier stage"),
         ('<revise_step id="nope"><goal>x</goal></revise_step>', "no step 'nope' in stage"),
         ('<revise_step id="fit"/>', "changes nothing"),
+        ('<revise_stage id="report"/>', "changes nothing"),
         (
             '<add_step id="clean" title="T"><goal>g</goal><verified_artifacts/></add_step>',
             "step 'clean' already exists",
