@@ -132,8 +132,10 @@ class Fork:
                 "notebook made so far. Of the branches whose step the behavior reflector "
                 f"completes, the runner keeps the one whose `{payload.choose}` is "
                 f"{'highest' if payload.better == 'higher' else 'lowest'}; only its cells join "
-                "the notebook. The branches share the run directory: write any file under "
-                f"`outputs/{behavior.id}/`."
+                "the notebook. A branch has no second behavior: a reflection that does not "
+                "complete the step drops the branch (its reason is recorded). The branches "
+                "share the machine's cores and the run directory: keep searches small, and "
+                f"write any file under `outputs/{behavior.id}/`."
             )
             self.branches.append(Branch(behavior, branch_ctx, host, handlers, note))
 
