@@ -14,12 +14,12 @@ from queue import Empty
 from time import monotonic
 from typing import Any
 
-from jupyter_core.utils import run_sync
 from nbclient.exceptions import DeadKernelError
 
 from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel.helper_source import call_expression
 from notebook_bcc.kernel.launch import KernelLaunch
+from notebook_bcc.kernel.loop import run_sync
 from notebook_bcc.syntax import literal
 
 __all__ = ["KernelCalls"]

@@ -25,7 +25,6 @@ import zmq
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import NoSuchKernel
 from jupyter_core.paths import jupyter_runtime_dir
-from jupyter_core.utils import run_sync
 
 from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel import processes
@@ -36,6 +35,7 @@ from notebook_bcc.kernel.gateway import (
     Gateway,
     run_quietly,
 )
+from notebook_bcc.kernel.loop import run_sync
 from notebook_bcc.kernel.outputs import StreamingClient
 from notebook_bcc.kernel.ready import ReadyKernelClient
 from notebook_bcc.kernel.records import KernelEnvironment

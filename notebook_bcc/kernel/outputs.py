@@ -23,7 +23,9 @@ from typing import IO, Any
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionComplete
-from nbclient.util import ensure_async, run_sync
+from nbclient.util import ensure_async
+
+from notebook_bcc.kernel.loop import run_sync
 
 #: at most this long is spent reading a cell's late outputs (see ``finish_outputs``)
 LATE_DRAIN_CAP_S = 120.0
