@@ -3,7 +3,7 @@
 The plan (:func:`plan_text`) changes only when the plan does (a stage's steps are planned, a
 revision, a stage completes), so consecutive prompts share it as a cacheable prefix: it shows
 no statuses and no marker of the current step. Where the run stands is :func:`position_text`,
-near the end of a prompt. Prompts without the plan show the current stage and step in full
+near the end of a prompt. Prompts without the plan show the current step in full and its stage by title
 (:func:`step_text`, the same for every behavior of the step, so it comes before the variables)
 and the behavior apart (:func:`behavior_text`, last): goals and tasks are decision text and
 are never cut.
@@ -102,10 +102,11 @@ def _planned(obs: Observation, label: str, item: StageView | StepView) -> list[s
 
 
 def step_text(obs: Observation) -> str:
-    """The current stage and step in full, for a prompt without the plan."""
+    """The current step in full and its stage by title, for a prompt without the plan (the
+    generator and the behavior reflector work on the step)."""
     parts = []
-    if obs.stage:
-        parts += _planned(obs, "Stage", obs.stage)
+    if obs.stage:  # by title: the step's goal is the stage's, planned into this step
+        parts.append(f"Stage `{obs.stage.id}` — {obs.stage.title}")
         n = len(obs.stages)
         last = obs.stage_index == n - 1
         parts.append(

@@ -19,7 +19,7 @@ from notebook_bcc.contract.reply import resource_dir
 
 __all__ = ["questions_text", "results_contract", "run_block"]
 
-ANCHOR_WORDS = 12  # a question whose text is in the problem is named by its first words
+ANCHOR_WORDS = 8  # a question whose text is in the problem is named by its first words
 
 
 @lru_cache(maxsize=2)

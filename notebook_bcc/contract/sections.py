@@ -152,7 +152,7 @@ def _attempt_text(a: Attempt, with_cells: bool, with_code: bool = False) -> str:
         status = ", ".join(c.status for c in a.cells) or "no code ran"
         errors = [f"{c.error_name}: {c.error_value}" for c in a.cells if c.error_name]
         lines.append(f"Cells: {status}" + (f" ({'; '.join(errors)})" if errors else ""))
-    lines += list(a.checks)
+    lines += _checks_in_brief(a.checks)
     if a.verdict:
         lines.append(f"Behavior reflector: {a.verdict}. {a.reasoning}".strip())
     if a.produced:
@@ -160,6 +160,18 @@ def _attempt_text(a: Attempt, with_cells: bool, with_code: bool = False) -> str:
     if a.recommendations:  # (its comment for the notebook says the same in prose: left out)
         lines.append(f"Recommendations: {a.recommendations}")
     return "\n".join(lines)
+
+
+def _checks_in_brief(checks: tuple[str, ...]) -> list[str]:
+    """An attempt's checks: the ones that failed whole, the ones that passed counted (the
+    reflector that judged the attempt read them all)."""
+    ok = [c for c in checks if c.endswith((": present", ": passed"))]
+    rest = [c for c in checks if c not in ok]
+    if not ok:
+        return rest
+    n_art = sum(c.startswith("artifact ") for c in ok)
+    counts = [(n_art, "artifacts present"), (len(ok) - n_art, "criteria passed")]
+    return ["checks passed: " + ", ".join(f"{n} {what}" for n, what in counts if n), *rest]
 
 
 def _attempts(

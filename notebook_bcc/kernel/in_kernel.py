@@ -21,7 +21,7 @@ _MAX_VARS = 500
 _MAX_COLS = 300  # a DataFrame's column names, listed whole up to this many (then counted)
 _MAX_KEYS = 100  # a dict's keys, listed whole up to this many (then counted)
 _DICT_CHARS = 1500  # what a dict's values share, each shortened to its part, on one line
-_REPR_CHARS = 600
+_REPR_CHARS = 400
 _SMALL_SERIES = 20  # a Series this short shows its values
 _INDEX_LABELS = 12  # a table's index shows its labels up to this many (then counts them)
 
@@ -76,8 +76,9 @@ def _estimator_text(x):
 _short = _OrderedRepr()
 _short.maxlevel = 2
 _short.maxstring = _short.maxother = _short.maxlong = 160
-_short.maxdict = _short.maxlist = _short.maxtuple = 20
-_short.maxset = _short.maxfrozenset = _short.maxdeque = _short.maxarray = 20
+_short.maxdict = 20
+_short.maxlist = _short.maxtuple = 12
+_short.maxset = _short.maxfrozenset = _short.maxdeque = _short.maxarray = 12
 
 # a dict's values, nested keys included (results of several models, each with its numbers)
 _nested = _OrderedRepr()
