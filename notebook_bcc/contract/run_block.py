@@ -19,7 +19,7 @@ from notebook_bcc.contract.reply import resource_dir
 
 __all__ = ["questions_text", "results_contract", "run_block"]
 
-ANCHOR_WORDS = 8  # a question whose text is in the problem is named by its first words
+ANCHOR_WORDS = 6  # a long question the problem holds is named by its first and last words
 
 
 @lru_cache(maxsize=2)
@@ -44,8 +44,8 @@ def _words(text: str) -> str:
 
 def questions_text(obs: Observation) -> str:
     """Each question by its number, with the names its answer must carry. A question whose
-    text the problem holds word for word is named by its first words: the problem above has
-    it whole, and the number is its key. The follow-ups' questions come after the problem's,
+    text the problem holds word for word, when long, is named by its first and last words (where
+    it starts and ends in the problem above, which has it whole), and the number is its key. The follow-ups' questions come after the problem's,
     numbered on."""
     own = obs.questions[: len(obs.questions) - obs.asked_questions]
     lines = [] if own else [
@@ -61,13 +61,17 @@ def questions_text(obs: Observation) -> str:
                 "answers, which stay as they are:"
             )
         words = q.text.split()
-        short = len(words) > ANCHOR_WORDS and _words(q.text) in problem
+        short = len(words) > 3 * ANCHOR_WORDS and _words(q.text) in problem
         shortened |= short
-        lines.append(f"{i}. " + (" ".join(words[:ANCHOR_WORDS]) + " …" if short else q.text))
+        ends = " ".join(words[:ANCHOR_WORDS]) + " … " + " ".join(words[-ANCHOR_WORDS:])
+        lines.append(f"{i}. " + (ends if short else q.text))
         if q.names:
             lines.append("   values: " + ", ".join(q.names))
     if shortened:
-        lines.append("(a question shortened with … is whole in the problem above)")
+        lines.append(
+            "(a question shortened with … is whole in the problem above, from its first words "
+            "to its last)"
+        )
     return "\n".join(lines)
 
 

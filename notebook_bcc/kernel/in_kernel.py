@@ -12,6 +12,7 @@ import functools as _functools
 import inspect as _inspect
 import json as _json
 import operator as _operator
+import re as _re
 import reprlib as _reprlib
 import sys as _sys
 import types as _types
@@ -22,6 +23,7 @@ _MAX_COLS = 300  # a DataFrame's column names, listed whole up to this many (the
 _MAX_KEYS = 100  # a dict's keys, listed whole up to this many (then counted)
 _DICT_CHARS = 1500  # what a dict's values share, each shortened to its part, on one line
 _REPR_CHARS = 400
+_ADDRESS = _re.compile(r" at 0x[0-9a-fA-F]+")
 _SMALL_SERIES = 20  # a Series this short shows its values
 _INDEX_LABELS = 12  # a table's index shows its labels up to this many (then counts them)
 
@@ -198,7 +200,7 @@ def _summary(name, value):
                 info["length"] = int(len(value))
         info["bytes"] = int(_sys.getsizeof(value, 0))
         info["repr"] = (_long if name in _RESULTS else _short).repr(value)
-    text = info["repr"]
+    text = _ADDRESS.sub("", info["repr"])  # <function f at 0x7f3d...>: the address says nothing
     limit = _RESULT_CHARS if name in _RESULTS else _REPR_CHARS
     if len(text) > limit:  # cut between items, never inside a number or a name
         cut = text.rfind(", ", 0, limit)

@@ -315,7 +315,10 @@ def test_the_plan_shows_no_status_so_it_stays_the_same_while_the_step_changes() 
 
 
 def test_a_question_the_problem_holds_is_listed_by_its_number_and_first_words() -> None:
-    long = "Calculate the mean and median of the mpg column without excluding any data at all."
+    long = (
+        "Calculate the mean and median of the mpg column, keeping the rows with a missing "
+        "horsepower, without excluding any data at all in the column."
+    )
     obs = _obs(
         "START_BEHAVIOR",
         problem=f"# Cars\n\n1. {long}\n   Answer format: @mean_mpg[x]",
@@ -324,7 +327,7 @@ def test_a_question_the_problem_holds_is_listed_by_its_number_and_first_words() 
     prompt = render(obs)
     whole = prompt.system + prompt.user
     assert whole.count(long) == 1
-    assert "1. Calculate the mean and median of the mpg …" in whole
+    assert "1. Calculate the mean and median of … data at all in the column." in whole
     assert "   values: mean_mpg" in whole
 
 
