@@ -239,7 +239,10 @@ def _findings(obs: Observation) -> History:
                 lines.append("  - result: " + _indent(step.comment, "    "))
             lines += [f"  - superseded since: {n} ({why})" for n, why in gone]
             items.append((f"{stage.id}/{step.id}", "\n".join(lines)))
-    return History(tuple(items), "earlier steps' findings", "(no step has finished yet)", rank=2)
+    empty = "(no step has finished yet)"
+    if obs.event == Event.COMPLETE_STAGE:  # its step just finished: the run's first
+        empty = "(none: the step just finished is the run's first)"
+    return History(tuple(items), "earlier steps' findings", empty, rank=2)
 
 
 def _current_findings(

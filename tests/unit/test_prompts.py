@@ -347,3 +347,12 @@ def test_a_steps_result_is_not_shown_beside_findings_that_say_it() -> None:
     user = render(_obs("START_BEHAVIOR", stages=(stage,), step_index=2)).user
     assert "(high) 344 rows" in user and "COMMENT-1" not in user
     assert "result: COMMENT-2: 333 kept." in user
+
+
+def test_the_first_stage_reflector_is_not_told_that_no_step_has_finished() -> None:
+    """Its step just finished (a trial's model read "(no step has finished yet)" as a
+    contradiction); the planners and the arranger, before any step ran, are told so."""
+    stage = render(_obs("COMPLETE_STAGE")).user
+    assert "(none: the step just finished is the run's first)" in stage
+    assert "no step has finished yet" not in stage
+    assert "(no step has finished yet)" in render(_obs("START_BEHAVIOR")).user
