@@ -4,7 +4,7 @@
 A question is a numbered or bulleted item, or a sentence outside lists, that asks for
 something: it has a question mark, asks in so many words ("tell me which ..."), names a value
 (``@name[…]``), or starts with a verb that asks ("Calculate ...", "Check if ...", "Question 2:
-Identify ..."). Modelling and description verbs ("predict", "estimate", "describe", "explore")
+Identify ...") or has one after a colon ("… skewed: decide whether ..."). Modelling and description verbs ("predict", "estimate", "describe", "explore")
 ask only in a list item: in prose they state what the analysis is for, which ``final_metrics``
 and the notebook's findings answer.
 
@@ -30,7 +30,8 @@ _ASK_VERBS = frozenset({
     "compare", "count", "list", "give", "state", "name", "tell", "show", "measure", "quantify",
     "rank", "obtain", "provide", "derive", "detect", "extract", "verify", "confirm", "perform",
     "apply", "conduct", "evaluate", "assess", "investigate", "examine", "analyse", "analyze",
-    "return", "answer", "summarise", "summarize", "create", "generate", "build", "train", "fit"
+    "return", "answer", "summarise", "summarize", "create", "generate", "build", "train", "fit",
+    "decide"
 })
 #: verbs that ask only as a list item (in prose they say what the analysis is for)
 _ITEM_VERBS = frozenset({
@@ -47,6 +48,8 @@ _ASKS = re.compile(
     r"(which|what|how|whether|who|where|when|if)\b",
     re.IGNORECASE,
 )
+#: an ask after a colon: "The charges are skewed: decide whether a log scale helps."
+_AFTER_COLON = re.compile(r":\s+([A-Za-z]+)\s+(?:whether|if|which|how|what|who|where|when)\b")
 #: what may stand before the verb: "Question 2:", "1.", "**", "Then,", "Please", "Also"
 _LEAD = re.compile(
     r"^(?:\s*(?:question\s*\d+\s*[:.)]|\(?\d{1,2}[.)]|[*_`>#]+|then,?|also,?|please,?|"
@@ -91,6 +94,9 @@ def _starts_with_ask(sentence: str, in_list: bool) -> bool:
 
 def _asks(text: str, in_list: bool) -> bool:
     if "?" in text or _ASKS.search(text) or _NAMED.search(text):
+        return True
+    after_colon = _AFTER_COLON.search(text)
+    if after_colon and after_colon.group(1).lower() in _ASK_VERBS:
         return True
     sentences = _SENTENCE_END.split(text) if in_list else [text]
     return any(_starts_with_ask(s, in_list) for s in sentences)

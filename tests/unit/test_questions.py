@@ -66,6 +66,18 @@ def test_a_prose_sentence_asks_when_it_asks_and_an_introduction_does_not() -> No
     ]
 
 
+def test_an_ask_after_a_colon_is_a_question_and_a_label_is_not() -> None:
+    """Relay trial G's problem: the third request stood after a colon, with "decide"."""
+    body = (
+        "Report the score. The charges are strongly skewed: decide whether modelling them on "
+        "a log scale helps. Columns: count of visits per day.\n"
+    )
+    assert texts(body) == [
+        "Report the score.",
+        "The charges are strongly skewed: decide whether modelling them on a log scale helps.",
+    ]
+
+
 def test_in_a_list_modelling_and_description_requests_ask_too() -> None:
     body = "1. Predict the price from the area.\n2. Describe the distribution of the age.\n"
     assert texts(body) == [
