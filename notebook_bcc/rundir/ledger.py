@@ -199,6 +199,8 @@ class VariableLedger:
 
         ranked = sorted(self.in_kernel(), key=key)
         same = _same_columns(ranked)
+        for name, ref in same.items():  # prompts list variables as they were born
+            same[name] = ref + " (listed below)" * (order[ref] > order[name])
         lines = tuple(
             (r.name + r.status_note(in_use), r.describe(in_use=in_use, columns_of=same.get(r.name)))
             for r in ranked

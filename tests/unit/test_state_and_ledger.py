@@ -160,7 +160,7 @@ def test_a_table_with_the_columns_of_an_earlier_one_names_it_instead_of_listing_
     assert names.index("X_train") < names.index("X")
     view = _by_name(ranked.lines)
     assert view["X_train"].endswith("columns a:int64, b:float64, c:str")
-    assert view["X"] == "- X: DataFrame [10x3] columns as X_train"
+    assert view["X"] == "- X: DataFrame [10x3] columns as X_train (listed below)"  # born later
 
 
 def test_a_tables_index_follows_its_columns() -> None:
