@@ -45,10 +45,7 @@ def check(revision: PlanRevision, state: WorkflowState, kind: str) -> None:
                 where = "an earlier" if _is_stage(state, change.id) else "no"
                 raise refuse(f"'{change.id}' is {where} stage (open: {', '.join(open_stages)})")
             if _changes_nothing(change):
-                raise refuse(
-                    f"<revise_stage id='{change.id}'> changes nothing: give <goal>, "
-                    "<verified_artifacts> or <required_variables>"
-                )
+                raise refuse(_nothing_changed(change))
         elif change.kind == "add_step":
             if change.id in known:
                 raise refuse(f"step '{change.id}' already exists; use <revise_step>")
@@ -63,10 +60,7 @@ def check(revision: PlanRevision, state: WorkflowState, kind: str) -> None:
         elif step.status not in OPEN:
             raise refuse(f"step '{change.id}' is {step.status}")
         elif change.kind == "revise_step" and _changes_nothing(change):
-            raise refuse(
-                f"<revise_step id='{change.id}'> changes nothing: give <goal>, "
-                "<verified_artifacts> or <required_variables>"
-            )
+            raise refuse(_nothing_changed(change))
     for path, text in revision.superseded:
         target = _step_at(state, path)
         if target is None:
@@ -129,6 +123,13 @@ def _step_at(state: WorkflowState, path: str) -> StepRecord | None:
         if st.id == stage_id:
             return next((t for t in st.steps if t.id == step_id), None)
     return None
+
+
+def _nothing_changed(change: PlanChange) -> str:
+    return (
+        f"<{change.kind} id='{change.id}'> changes nothing: give <goal>, "
+        "<verified_artifacts> or <required_variables>"
+    )
 
 
 def _changes_nothing(change: PlanChange) -> bool:
