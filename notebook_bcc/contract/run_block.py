@@ -19,7 +19,7 @@ from notebook_bcc.contract.reply import resource_dir
 
 __all__ = ["questions_text", "results_contract", "run_block"]
 
-ANCHOR_WORDS = 6  # a long question the problem holds is named by its first and last words
+ANCHOR_WORDS = 12  # a question the problem lists as an item is named by its first words
 
 
 @lru_cache(maxsize=2)
@@ -43,10 +43,11 @@ def _words(text: str) -> str:
 
 
 def questions_text(obs: Observation) -> str:
-    """Each question by its number, with the names its answer must carry. A question whose
-    text the problem holds word for word, when long, is named by its first and last words (where
-    it starts and ends in the problem above, which has it whole), and the number is its key. The follow-ups' questions come after the problem's,
-    numbered on."""
+    """Each question by its number, with the names its answer must carry. A question the
+    problem holds word for word as an item of a list is named by its first words: the problem
+    above has it whole, and the item ends where the next begins. A question from the problem's
+    prose is whole (trials G and H: a sentence of a paragraph named by some of its words did not
+    say what it asks). The follow-ups' questions come after the problem's, numbered on."""
     own = obs.questions[: len(obs.questions) - obs.asked_questions]
     lines = [] if own else [
         "(none found, so `final_answers` is optional; a value the problem asks for all the "
@@ -61,18 +62,26 @@ def questions_text(obs: Observation) -> str:
                 "answers, which stay as they are:"
             )
         words = q.text.split()
-        short = len(words) > 3 * ANCHOR_WORDS and _words(q.text) in problem
+        short = (
+            len(words) > ANCHOR_WORDS
+            and _words(q.text) in problem
+            and _is_item(words[:ANCHOR_WORDS], obs.problem)
+        )
         shortened |= short
-        ends = " ".join(words[:ANCHOR_WORDS]) + " … " + " ".join(words[-ANCHOR_WORDS:])
-        lines.append(f"{i}. " + (ends if short else q.text))
+        lines.append(f"{i}. " + (" ".join(words[:ANCHOR_WORDS]) + " …" if short else q.text))
         if q.names:
             lines.append("   values: " + ", ".join(q.names))
     if shortened:
-        lines.append(
-            "(a question shortened with … is whole in the problem above, from its first words "
-            "to its last)"
-        )
+        lines.append("(a question shortened with … is whole in the problem above, as an item)")
     return "\n".join(lines)
+
+
+def _is_item(first: list[str], problem: str) -> bool:
+    """Whether the problem has a list item (``1.``, ``-``, ``Question 2:``) starting with these
+    words, its lines wrapped anywhere."""
+    words = r"\s+".join(re.escape(w) for w in first)
+    marker = r"(?:[-*+]|\(?\d{1,2}[.)]|question\s*\d+\s*[:.)])"
+    return re.search(rf"(?im)^\s*{marker}\s+(?:\*\*)?{words}", problem) is not None
 
 
 def run_block(obs: Observation) -> str:

@@ -284,17 +284,19 @@ def _ledger(obs: Observation) -> History:
 
 def _ledger_brief(obs: Observation) -> str:
     """Every variable in the kernel by name, kind, size and status, without its details: for
-    the reflectors, who read the values in the cells' output."""
+    the reflectors, who read the values in the cells' output. (Kind and size are the head of
+    the variable's line: a deprecated variable still in the kernel has them too.)"""
     lines = []
-    for label, _ in (obs.ledger_view.lines[i] for i in _born_order(obs)):
+    for label, line in (obs.ledger_view.lines[i] for i in _born_order(obs)):
         name, _, note = label.partition(" ")
-        rec = obs.variable(name)
-        size = (rec.shape or (f"len {rec.length}" if rec.length is not None else "")) if rec else ""
-        kind = f": {rec.kind}" if rec else ""
-        lines.append(
-            f"- {name}{kind}" + (f" [{size}]" if size else "") + (f" {note}" if note else "")
-        )
+        head = _HEAD.match(line)
+        kind = f": {head.group(1)}" if head else ""
+        size = f" [{head.group(2)}]" if head and head.group(2) else ""
+        lines.append(f"- {name}{kind}{size}" + (f" {note}" if note else ""))
     return "\n".join(lines) or "(no variables yet)"
+
+
+_HEAD = re.compile(r"- \S+: (\S+)(?: \[([^\]]*)\])?")  # VariableRecord.describe's start
 
 
 def _follow_up(obs: Observation) -> str:

@@ -315,10 +315,7 @@ def test_the_plan_shows_no_status_so_it_stays_the_same_while_the_step_changes() 
 
 
 def test_a_question_the_problem_holds_is_listed_by_its_number_and_first_words() -> None:
-    long = (
-        "Calculate the mean and median of the mpg column, keeping the rows with a missing "
-        "horsepower, without excluding any data at all in the column."
-    )
+    long = "Calculate the mean and median of the mpg column without excluding any data at all."
     obs = _obs(
         "START_BEHAVIOR",
         problem=f"# Cars\n\n1. {long}\n   Answer format: @mean_mpg[x]",
@@ -327,8 +324,20 @@ def test_a_question_the_problem_holds_is_listed_by_its_number_and_first_words() 
     prompt = render(obs)
     whole = prompt.system + prompt.user
     assert whole.count(long) == 1
-    assert "1. Calculate the mean and median of … data at all in the column." in whole
+    assert "1. Calculate the mean and median of the mpg column without excluding any …" in whole
     assert "   values: mean_mpg" in whole
+
+
+def test_a_question_from_the_problem_s_prose_is_listed_whole() -> None:
+    """Trials G and H: named by its first (and last) words, a sentence of a paragraph did not
+    say what it asks."""
+    long = (
+        "Body weight spans several orders of magnitude: check whether total sleep is more "
+        "strongly related to the logarithm of body weight than to body weight itself."
+    )
+    obs = _obs("START_WORKFLOW", problem=f"# Sleep\n\nThe table lists 83 mammals. {long}",
+               questions=(Question(long),))  # fmt: skip
+    assert f"1. {long}\n" in render(obs).system
 
 
 def test_the_results_contract_is_the_one_that_applies() -> None:
@@ -356,3 +365,11 @@ def test_the_first_stage_reflector_is_not_told_that_no_step_has_finished() -> No
     assert "(none: the step just finished is the run's first)" in stage
     assert "no step has finished yet" not in stage
     assert "(no step has finished yet)" in render(_obs("START_BEHAVIOR")).user
+
+
+def test_the_reflectors_see_a_deprecated_variable_s_kind_and_size() -> None:
+    """Trial H: a variable deprecated but still in the kernel lost its kind and size."""
+    note = "(DEPRECATED by s, still in the kernel; use new instead)"
+    line = f"- old: DataFrame [4x3] {note} columns a:int64, b:str, c:float64"
+    stage = render(_obs("COMPLETE_STAGE", ledger_view=LedgerView(((f"old {note}", line),), ())))
+    assert f"- old: DataFrame [4x3] {note}\n" in stage.user
