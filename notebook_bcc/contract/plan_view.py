@@ -113,6 +113,9 @@ def step_text(obs: Observation) -> str:
             f"Stage {obs.stage_index + 1} of {n}"
             + (": the last stage of the plan; the run ends when it completes" if last else "")
         )
+        if obs.stage.steps:  # what comes before and after this step (trial H)
+            steps = ", ".join(f"`{t.id}` ({t.title}) [{t.status}]" for t in obs.stage.steps)
+            parts.append(f"Steps of this stage: {steps}")
     if obs.step:
         parts += _planned(obs, "Step", obs.step)
         if obs.event != Event.COMPLETE_STEP:  # how to work: the generator's, not the judge's

@@ -295,6 +295,7 @@ def test_the_behaviors_of_one_step_share_all_but_the_behavior_and_what_it_did() 
         shared = os.path.commonprefix([first.user, second.user])
         assert "## Current stage and step" in shared and "Stage `modelling` — Modelling" in shared
         assert "Goal: Fit the model on the training split." in shared, event
+        assert "Steps of this stage: `fit` (Fit) [running]" in shared, event
         assert "Model it." not in shared, event
         assert "## Current behavior" not in shared and "Fit it again." in second.user, event
 
