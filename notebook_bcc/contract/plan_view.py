@@ -3,10 +3,10 @@
 The plan (:func:`plan_text`) changes only when the plan does (a stage's steps are planned, a
 revision, a stage completes), so consecutive prompts share it as a cacheable prefix: it shows
 no statuses and no marker of the current step. Where the run stands is :func:`position_text`,
-near the end of a prompt. Prompts without the plan show the current step in full and its stage by title
-(:func:`step_text`, the same for every behavior of the step, so it comes before the variables)
-and the behavior apart (:func:`behavior_text`, last): goals and tasks are decision text and
-are never cut.
+near the end of a prompt. Prompts without the plan show the current step in full and its stage
+by title (:func:`step_text`, the same for every behavior of the step, so it comes before the
+variables) and the behavior apart (:func:`behavior_text`, last): goals and tasks are decision
+text and are never cut.
 """
 
 from __future__ import annotations

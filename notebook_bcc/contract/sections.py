@@ -284,19 +284,10 @@ def _ledger(obs: Observation) -> History:
 
 def _ledger_brief(obs: Observation) -> str:
     """Every variable in the kernel by name, kind, size and status, without its details: for
-    the reflectors, who read the values in the cells' output. (Kind and size are the head of
-    the variable's line: a deprecated variable still in the kernel has them too.)"""
-    lines = []
-    for label, line in (obs.ledger_view.lines[i] for i in _born_order(obs)):
-        name, _, note = label.partition(" ")
-        head = _HEAD.match(line)
-        kind = f": {head.group(1)}" if head else ""
-        size = f" [{head.group(2)}]" if head and head.group(2) else ""
-        lines.append(f"- {name}{kind}{size}" + (f" {note}" if note else ""))
-    return "\n".join(lines) or "(no variables yet)"
-
-
-_HEAD = re.compile(r"- \S+: (\S+)(?: \[([^\]]*)\])?")  # VariableRecord.describe's start
+    the reflectors, who read the values in the cells' output."""
+    view = obs.ledger_view
+    heads = view.heads or tuple(f"- {label}" for label, _ in view.lines)
+    return "\n".join(heads[i] for i in _born_order(obs)) or "(no variables yet)"
 
 
 def _follow_up(obs: Observation) -> str:

@@ -4,9 +4,10 @@
 A question is a numbered or bulleted item, or a sentence outside lists, that asks for
 something: it has a question mark, asks in so many words ("tell me which ..."), names a value
 (``@name[…]``), or starts with a verb that asks ("Calculate ...", "Check if ...", "Question 2:
-Identify ...") or has one after a colon ("… skewed: decide whether ..."). Modelling and description verbs ("predict", "estimate", "describe", "explore")
-ask only in a list item: in prose they state what the analysis is for, which ``final_metrics``
-and the notebook's findings answer.
+Identify ...") or has one after a colon ("… skewed: decide whether ..."). Modelling and
+description verbs ("predict", "estimate", "describe", "explore") ask only in a list item: in
+prose they state what the analysis is for, which ``final_metrics`` and the notebook's findings
+answer.
 
 An item's lines from its first labelled line on (``Constraints: …``, ``Answer format: …``,
 also after a sentence on the same line) are details of the question: they are not part of its text, but the values they name are its own.

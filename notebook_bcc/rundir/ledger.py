@@ -67,9 +67,7 @@ class VariableRecord:
         that is done is not shown as if it still applied. ``columns_of`` names a variable
         with the same columns whose line lists them: they are not listed twice.
         """
-        size = self.shape or (f"len {self.length}" if self.length is not None else "")
-        head = f"- {self.name}: {self.kind}" + (f" [{size}]" if size else "")
-        head += self.status_note(in_use)
+        head = self.head(in_use)
         index = f"; index {self.index}" if self.index else ""
         if columns_of:
             return head + f" columns as {columns_of}" + index
@@ -82,6 +80,12 @@ class VariableRecord:
             more_text = f" (+{more} more)" if more > 0 else ""
             return head + f" columns {cols}" + more_text + index
         return head + (f" = {self.repr}" if self.repr else "") + index
+
+    def head(self, in_use: Container[str] | None = None) -> str:
+        """The start of :meth:`describe`: name, kind, size and status, no details."""
+        size = self.shape or (f"len {self.length}" if self.length is not None else "")
+        head = f"- {self.name}: {self.kind}" + (f" [{size}]" if size else "")
+        return head + self.status_note(in_use)
 
     def status_note(self, in_use: Container[str] | None = None) -> str:
         """`` (retained for X)``, `` (DEPRECATED ...)`` or empty for a plain alive variable."""
@@ -102,6 +106,7 @@ class LedgerView:
     lines: tuple[tuple[str, str], ...]
     deleted: tuple[str, ...] = ()
     born: tuple[int, ...] = ()  # per line, its variable's birth order (prompts list by it)
+    heads: tuple[str, ...] = ()  # per line, its start: name, kind, size, status (no details)
 
 
 @dataclass(frozen=True)
@@ -219,7 +224,8 @@ class VariableLedger:
             else:
                 why = f"no longer in the kernel after {r.updated_by}"
             gone.append(f"{r.name} ({why})")
-        return LedgerView(lines, tuple(gone), tuple(order[r.name] for r in ranked))
+        born = tuple(order[r.name] for r in ranked)
+        return LedgerView(lines, tuple(gone), born, tuple(r.head(in_use) for r in ranked))
 
     def _current(self, name: str) -> str:
         """Where a chain of replacements ends: the first name still in the kernel, or none."""

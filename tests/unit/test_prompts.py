@@ -11,7 +11,8 @@ from notebook_bcc.contract.payloads import BehaviorPayload, VariableSpec
 from notebook_bcc.contract.prompts import PROMPT_BUDGET_CHARS, render
 from notebook_bcc.fsm import Event
 from notebook_bcc.inputs.questions import Question
-from notebook_bcc.rundir.ledger import LedgerView
+from notebook_bcc.rundir.ledger import LedgerView, VariableLedger
+from tests.unit.test_state_and_ledger import Info
 
 STEP = StepView("fit", "Fit", "Fit the model on the training split.", "running", ("model",))
 STAGE = StageView("modelling", "Modelling", "Model it.", "running", ("model",), (), (STEP,))
@@ -370,7 +371,10 @@ def test_the_first_stage_reflector_is_not_told_that_no_step_has_finished() -> No
 
 def test_the_reflectors_see_a_deprecated_variable_s_kind_and_size() -> None:
     """Trial H: a variable deprecated but still in the kernel lost its kind and size."""
+    ledger = VariableLedger()
+    cols = (("a", "int64"), ("b", "str"))
+    ledger.observe([Info("old", "DataFrame", "4x2", columns=cols), Info("new", "dict")], "s/t#1")
+    assert ledger.deprecate("old", "new", "s", {}).applied
+    stage = render(_obs("COMPLETE_STAGE", ledger_view=ledger.prompt_view())).user
     note = "(DEPRECATED by s, still in the kernel; use new instead)"
-    line = f"- old: DataFrame [4x3] {note} columns a:int64, b:str, c:float64"
-    stage = render(_obs("COMPLETE_STAGE", ledger_view=LedgerView(((f"old {note}", line),), ())))
-    assert f"- old: DataFrame [4x3] {note}\n" in stage.user
+    assert f"- old: DataFrame [4x2] {note}\n- new: dict\n" in stage
