@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from notebook_bcc.inputs.modules import named_modules
 from notebook_bcc.inputs.questions import Question, questions_from
 
 __all__ = ["ProblemSpec", "Question", "read_problem", "resolve_target"]
@@ -123,59 +124,6 @@ def read_problem(text: str) -> ProblemSpec:
         sheet=None if meta.get("sheet") is None else str(meta["sheet"]),
         modules=named_modules(body),
     )
-
-
-#: how a problem names a Python module: ``import x``, ``from x import``, ``x.y`` in code,
-#: "x's function", "the x library"; a lone `word` in backticks is a column as a rule
-_MODULE_CUES = (
-    r"(?:^|;|`)\s*import\s+([A-Za-z_]\w*)",
-    r"\bfrom\s+([A-Za-z_]\w*)[\w.]*\s+import\b",
-    r"`([A-Za-z_]\w*)\.[A-Za-z_][\w.]*`",
-    r"\b([a-z][a-z0-9_]{2,})'s\s",
-    r"\b([a-z][a-z0-9_-]{2,})\s+(?:library|package|module)\b",
-)
-_NOT_MODULES = frozenset(
-    [
-        "the",
-        "this",
-        "that",
-        "its",
-        "model",
-        "data",
-        "dataset",
-        "table",
-        "user",
-        "company",
-        "customer",
-        "patient",
-        "column",
-        "file",
-        "problem",
-        "year",
-        "country",
-        "city",
-        "team",
-        "player",
-        "analysis",
-        "sample",
-        "study",
-        "survey",
-        "world",
-        "station",
-    ]
-)
-
-
-def named_modules(text: str, limit: int = 10) -> tuple[str, ...]:
-    """The Python modules the problem names, in order, so the kernel can say whether it has
-    them before anyone plans with them."""
-    found: dict[str, int] = {}
-    for cue in _MODULE_CUES:
-        for m in re.finditer(cue, text, flags=re.M):
-            name = m.group(1)
-            if name.lower() not in _NOT_MODULES:
-                found.setdefault(name, m.start())
-    return tuple(sorted(found, key=found.__getitem__))[:limit]
 
 
 def _norm(name: str) -> str:

@@ -355,7 +355,7 @@ def environment_ns(request):
     # package metadata; for the modules the problem names, whether they can be imported (found
     # by importlib, not imported). Nothing is imported into the kernel.
     import platform
-    from importlib import metadata, util
+    from importlib import machinery, metadata, util
 
     def version(name):
         try:
@@ -363,14 +363,22 @@ def environment_ns(request):
         except metadata.PackageNotFoundError:
             return None
 
+    def findable(name):
+        # a dotted name is looked for in its package's folders: its parent is not imported
+        top, *rest = name.split(".")
+        try:
+            spec = util.find_spec(top)
+            for part in rest:
+                where = spec.submodule_search_locations if spec is not None else None
+                spec = machinery.PathFinder.find_spec(part, where) if where else None
+        except (ImportError, ValueError):
+            return False
+        return spec is not None
+
     req = _json.loads(request)
     named = {}
     for name in req["modules"]:
-        try:
-            found = util.find_spec(name) is not None
-        except (ImportError, ValueError):
-            found = False
-        named[name] = version(name) or ("installed" if found else None)
+        named[name] = version(name) or ("installed" if findable(name) else None)
     return _json.dumps(
         {
             "python": platform.python_version(),

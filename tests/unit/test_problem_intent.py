@@ -51,4 +51,10 @@ def test_the_modules_a_problem_names_are_found_and_columns_are_not() -> None:
         "scikit-learn library.\nimport seaborn as sns\nfrom scipy.stats import ttest_ind\n"
         "The model's accuracy on rows where `light` > 3."
     )
-    assert named_modules(text) == ("pmdarima", "statsmodels", "scikit-learn", "seaborn", "scipy")
+    assert named_modules(text) == (
+        "pmdarima",
+        "statsmodels.api",
+        "scikit-learn",
+        "seaborn",
+        "scipy.stats",
+    )
