@@ -48,11 +48,15 @@ class _OrderedRepr(_reprlib.Repr):
             return self._trim(_estimator_text(x))
         return super().repr_instance(x, level)
 
-    # six significant digits: a ledger line is read, not recomputed
+    # the shortest text that reads back as the same number: a listing never shows a value
+    # the code did not compute (2081990.36 is not 2081990.0)
     def repr_float(self, x, level):
-        return repr(float(f"{x:.6g}"))
+        return repr(float(x))
 
-    repr_float64 = repr_float32 = repr_float
+    def repr_float32(self, x, level):
+        return str(x)  # numpy's shortest float32 digits, not float64's noise
+
+    repr_float64 = repr_float
 
     def _trim(self, text):
         limit = self.maxother

@@ -247,7 +247,11 @@ def _answers_html(answers: list[dict[str, Any]]) -> str:
         items.append(
             f"<li>{e(a['question'])}{' <i>(added by the model)</i>' if a.get('added') else ''}"
             f" <b>{e(value)}</b> — {e(a.get('text') or '')}"
-            + (f"<br><code>{e(named_text(named))}</code>" if named else "")
+            + (
+                f"<br><code>{e(named_text(named, a.get('missing_values', ())))}</code>"
+                if named
+                else ""
+            )
             + "</li>"
         )
     return "<ol>" + "".join(items) + "</ol>"

@@ -9,7 +9,6 @@ and may hold names the model chose for a question that asks several things.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -25,6 +24,7 @@ __all__ = [
     "compare",
     "named_text",
     "named_value_text",
+    "python_text",
     "value_text",
 ]
 
@@ -69,22 +69,31 @@ class Answer:
         return out
 
 
+def python_text(value: Any) -> str:
+    """A kernel value as Python writes it: ``False``, ``None``, ``2081990.36`` (a float in its
+    shortest form that reads back the same), ``[1, 'a']``, ``{'k': 0.5}``. Values come from the
+    kernel as JSON, so this is what the kernel held."""
+    return repr(value)
+
+
 def value_text(value: Any) -> str:
     """A value as summary.md, ``bcc status`` and report.html show it: a string as it is,
-    anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value)
+    anything else as Python writes it (``False``, not JSON's ``false``)."""
+    return value if isinstance(value, str) else python_text(value)
 
 
-def named_text(values: Mapping[str, Any]) -> str:
-    """Named values in the benchmark's form: ``@mean_age[39.21] @p_value[0.003]`` (a value
-    not given shows as ``@name[]``; a list as its items, ``@countries[Kuwait, Oman]``)."""
-    return " ".join(f"@{n}[{named_value_text(v)}]" for n, v in values.items())
+def named_text(values: Mapping[str, Any], missing: Sequence[str] = ()) -> str:
+    """Named values in the benchmark's form: ``@mean_age[39.21] @is_normal[False]`` (a name
+    in ``missing``, which the answer does not give, shows as ``@name[]``; a value that is None
+    as ``@name[None]``; a list as its items, ``@countries[Kuwait, Oman]``)."""
+    return " ".join(
+        f"@{n}[{'' if n in missing else named_value_text(v)}]" for n, v in values.items()
+    )
 
 
 def named_value_text(value: Any) -> str:
-    """One named value as it stands between the brackets of ``@name[…]``."""
-    if value is None:
-        return ""
+    """One named value as it stands between the brackets of ``@name[…]``: a list as its items,
+    a string as it is, anything else as Python writes it."""
     if isinstance(value, list | tuple):
         return ", ".join(named_value_text(v) for v in value)
     return value_text(value)

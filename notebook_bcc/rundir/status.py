@@ -83,14 +83,18 @@ def status_text(run_dir: Path) -> str:
         shown = json.dumps(a["value"]) if a["answered"] else "not answered"
         lines.append(f"answer    {i}. {a['question']} -> {shown}")
         if a.get("values"):
-            lines.append(f"          {named_text(a['values'])}")
+            lines.append(f"          {named_text(a['values'], a.get('missing_values', ()))}")
     for n, f in enumerate(st["follow_ups"], 1):
         lines.append(f"follow-up {n}. {' '.join(f['question'].split())}")
         for a in f["answers"]:
             shown = json.dumps(a["value"]) if a["answered"] else "not answered"
             lines.append(
                 f"          -> {shown}"
-                + (f"  {named_text(a['values'])}" if a.get("values") else "")
+                + (
+                    f"  {named_text(a['values'], a.get('missing_values', ()))}"
+                    if a.get("values")
+                    else ""
+                )
             )
     if st["key_results"]:
         lines.append(f"results   {json.dumps(st['key_results'])}")

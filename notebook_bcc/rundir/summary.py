@@ -270,7 +270,7 @@ def _answer_lines(found: list[dict[str, Any]]) -> list[str]:
             why = a["text"].removeprefix("not answered: ") or "no value"
             lines.append(f"{i}. {question} *not answered* ({why})")
         if a.get("values"):
-            lines.append(f"   {named_text(a['values'])}")
+            lines.append(f"   {named_text(a['values'], a.get('missing_values', ()))}")
         if a.get("missing_values"):
             lines.append(f"   missing: {', '.join(a['missing_values'])}")
     return lines

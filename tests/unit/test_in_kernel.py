@@ -220,3 +220,19 @@ def test_dates_are_dates_and_a_long_line_shows_its_shape() -> None:
     assert "at 8 evenly spaced points: 0, 2, 4, 6, 6, 4, 2, 0" in text  # up, then down
     assert "scatter of 15 points, x 1958-03-29 to 1958-04-12" in text
     assert "bar chart of 12 bars, x 1 to 12 (tick labels)" in text
+
+
+def test_numbers_are_listed_with_every_digit_they_have(shell: SimpleNamespace) -> None:
+    """Issue 39: six significant digits showed 2081990.36 as 2081990.0, a value the code never
+    computed; a listing shows the shortest text that reads back as the same number."""
+    shell.user_ns.update(
+        total=2081990.36,
+        big=np.float64(2443441.267),
+        small=np.float32(0.1),
+        pair={"a": 2081990.36, "b": 3.0},
+    )
+    by_name = {v["name"]: v for v in call(in_kernel.inspect_ns, {})["vars"]}
+    assert by_name["total"]["repr"] == "2081990.36"
+    assert by_name["big"]["repr"] == "2443441.267"
+    assert by_name["small"]["repr"] == "0.1"
+    assert by_name["pair"]["repr"] == "{'a': 2081990.36, 'b': 3.0}"

@@ -203,4 +203,18 @@ def test_named_values_are_written_in_the_benchmarks_form() -> None:
     from notebook_bcc.rundir.results import named_text
 
     values = {"countries": ["Kuwait", "Saudi Arabia"], "r": 0.25, "top": "b", "missing": None}
-    assert named_text(values) == "@countries[Kuwait, Saudi Arabia] @r[0.25] @top[b] @missing[]"
+    assert named_text(values, missing=("missing",)) == (
+        "@countries[Kuwait, Saudi Arabia] @r[0.25] @top[b] @missing[]"
+    )
+
+
+def test_named_values_are_written_as_python_writes_them() -> None:
+    """Issue 39: ``False`` became ``false`` (JSON), and a benchmark reading it scored it wrong."""
+    from notebook_bcc.rundir.results import named_text, value_text
+
+    values = {"is_normal": False, "n": None, "xs": [1, 2], "total": 2081990.36, "m": {"a": True}}
+    assert named_text(values) == (
+        "@is_normal[False] @n[None] @xs[1, 2] @total[2081990.36] @m[{'a': True}]"
+    )
+    assert named_text({"given": 1, "absent": None}, missing=("absent",)) == "@given[1] @absent[]"
+    assert value_text(False) == "False" and value_text("Biscoe") == "Biscoe"
