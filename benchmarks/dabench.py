@@ -109,18 +109,26 @@ def _key(text: str) -> str:
     return re.sub(r"[^0-9a-z]+", " ", text.lower()).strip()
 
 
-def matching(answers: list[dict], question: str, number: int) -> dict | None:
-    """A question's answer: its key starts with the question's text, or is its number."""
-    head = _key(question)[:60]
-    for answer in answers:
-        key = _key(answer.get("question", ""))
-        if key and (
-            key.startswith(head)
-            or head.startswith(key[:60])
-            or key in (str(number), f"q{number}", f"q {number}")
-        ):
+def matching(answers: list[dict], question: str, number: int, asked: int = 0) -> dict | None:
+    """A question's answer. By number first: summary.json lists one answer per question of
+    the problem, in order (then any the model added), so when it lists as many as were asked,
+    the number-th is this question's. Else by text: an answer keyed by the question's number,
+    then one whose question is this one's whole text, then the one answer whose text starts
+    with this one's (or this one's with it). Two questions may share their first 60
+    characters; their whole texts differ."""
+    own = [a for a in answers if not a.get("added")]
+    if asked and len(own) == asked and 1 <= number <= asked:
+        return own[number - 1]
+    head = _key(question)
+    keys = [(_key(a.get("question", "")), a) for a in answers]
+    for key, answer in keys:
+        if key in (str(number), f"q{number}", f"q {number}"):
             return answer
-    return None
+    for key, answer in keys:
+        if key and key == head:
+            return answer
+    starts = [a for key, a in keys if key and (key.startswith(head) or head.startswith(key))]
+    return starts[0] if len(starts) == 1 else None
 
 
 def score_table(summary: dict, asked: list[dict], truth: dict) -> list[dict]:
@@ -131,7 +139,7 @@ def score_table(summary: dict, asked: list[dict], truth: dict) -> list[dict]:
         pooled.update(pairs(answer))
     records = []
     for i, q in enumerate(asked, 1):
-        answer = matching(answers, q["question"], i)
+        answer = matching(answers, q["question"], i, len(asked))
         got = pairs(answer) if answer is not None else pooled  # no entry: every answer's pairs
         expected = truth.get(q["id"], [])
         correct = bool(expected) and all(n in got and same(got[n], v) for n, v in expected)
