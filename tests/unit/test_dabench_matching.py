@@ -9,7 +9,7 @@ import sys
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-import dabench  # noqa: E402
+import dabench
 
 SHARED_HEAD = "Calculate the mean of the fare column for the passengers who embarked at "
 FIRST, SECOND = SHARED_HEAD + "Southampton.", SHARED_HEAD + "Cherbourg and survived."
