@@ -107,6 +107,11 @@ def questions_in(body: str) -> tuple[Question, ...]:
     """The questions a problem's text asks, in order (module docstring). Headings and fenced
     code are ignored; an item runs on over its indented or unmarked continuation lines."""
     found: dict[str, Question] = {}
+    #: texts of questions from prose before the first numbered item that do not ask in so
+    #: many words (no "?", no @name): a preface ("Answer each item from the data file.")
+    preface: set[str] = set()
+    numbered = False  # a numbered item asked: question N is the problem's item N
+    item_numbered = False  # the current item is numbered ("1.", "(2)"), not bulleted
     item: list[str] = []  # the current list item's lines
     paragraph: list[str] = []
     in_fence = False
@@ -116,13 +121,15 @@ def questions_in(body: str) -> tuple[Question, ...]:
     intro: list[str] = []
     list_asked = False
 
-    def add(text: str, names: tuple[str, ...]) -> None:
+    def add(text: str, names: tuple[str, ...], prose: bool = False) -> None:
         text = _NUMBER.sub("", " ".join(text.split()))  # "Question 2: Is …" is "Is …"
         if text and text not in found:
             found[text] = Question(text, names)
+            if prose and not numbered and "?" not in text and not names:
+                preface.add(text)
 
     def end_item() -> None:
-        nonlocal list_asked
+        nonlocal list_asked, numbered
         if not item:
             return
         labelled = next((i for i, ln in enumerate(item) if i and _LABELLED.match(ln)), len(item))
@@ -133,6 +140,7 @@ def questions_in(body: str) -> tuple[Question, ...]:
         if _asks(whole, in_list=True):
             add(text, named_in(whole))
             list_asked = True
+            numbered = numbered or item_numbered
         elif intro:
             intro.append(whole)
         item.clear()
@@ -153,7 +161,7 @@ def questions_in(body: str) -> tuple[Question, ...]:
             if sentence.rstrip().endswith(":"):  # the list that follows may ask instead
                 intro[:] = [sentence]
             else:
-                add(sentence, named_in(sentence))
+                add(sentence, named_in(sentence), prose=True)
 
     for line in body.splitlines():
         if line.strip().startswith("```"):
@@ -169,6 +177,7 @@ def questions_in(body: str) -> tuple[Question, ...]:
             end_item()
             end_paragraph()
             item.append(marker.group(2))
+            item_numbered = line.lstrip()[:1] in "(0123456789"
         elif not line.strip():
             if not item:
                 end_paragraph()
@@ -182,6 +191,8 @@ def questions_in(body: str) -> tuple[Question, ...]:
     end_item()
     end_list()
     end_paragraph()
+    if numbered:  # a preface before the numbered items is not question 1
+        return tuple(q for text, q in found.items() if text not in preface)
     return tuple(found.values())
 
 

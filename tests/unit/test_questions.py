@@ -218,3 +218,35 @@ def test_named_values_are_written_as_python_writes_them() -> None:
     )
     assert named_text({"given": 1, "absent": None}, missing=("absent",)) == "@given[1] @absent[]"
     assert value_text(False) == "False" and value_text("Biscoe") == "Biscoe"
+
+
+def test_a_preface_before_numbered_items_is_not_question_one() -> None:
+    """Issue 39: "Answer each item from the data file." became question 1, so
+    ``final_answers["1"]`` no longer meant the problem's item 1."""
+    from notebook_bcc.rundir.results import answers
+
+    body = (
+        "Answer each item from the data file.\n\n"
+        "1. What is the mean of a?\n2. Which b is most common?\n3. Count the rows.\n\n"
+        "Report every value you compute.\n"
+    )
+    asked = questions_in(body)
+    assert [q.text for q in asked[:3]] == [
+        "What is the mean of a?",
+        "Which b is most common?",
+        "Count the rows.",
+    ]
+    found = answers(asked[:3], {"1": 2.5, "2": "x", "3": 10})
+    assert [(a.question, a.value) for a in found] == [
+        ("What is the mean of a?", 2.5),
+        ("Which b is most common?", "x"),
+        ("Count the rows.", 10),
+    ]
+    # a preface that asks in so many words stays a question, and so does prose after a bullet list
+    assert questions_in("Which island is largest?\n\n1. Count the rows.\n")[0].text == (
+        "Which island is largest?"
+    )
+    assert [q.text for q in questions_in("Compute the mean.\n\n- Plot it.\n")] == [
+        "Compute the mean.",
+        "Plot it.",
+    ]
