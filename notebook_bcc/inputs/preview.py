@@ -20,11 +20,15 @@ from notebook_bcc.inputs.tables import (
     is_table_file,
     open_decompressed,
     read_table,
+    table_format,
 )
 
 __all__ = ["preview_columns", "preview_files", "preview_file"]
 
-MAX_ROWS = 5_000  # rows read for the dtypes and missing counts
+MAX_ROWS = 5_000  # rows read for the dtypes and missing counts of a file too big to read whole
+#: a file up to this size (on disk; a compressed or binary one up to a quarter of it) is read whole, so
+#: its counts (rows, missing, distinct) are the file's own: about a second of reading
+FULL_READ_BYTES = 32 << 20
 SHOW_ROWS = 3
 MAX_COLUMNS = 80  # columns described one per line; the rest are named on one line
 CELL_CHARS = 40
@@ -64,7 +68,7 @@ def _cell(value: object) -> str:
 def _table(
     path: Path, name: str, sheet: str | None, info: dict[str, object], frame: pd.DataFrame
 ) -> str:
-    bounded = len(frame) >= MAX_ROWS
+    bounded = len(frame) >= MAX_ROWS and _row_limit(path) is not None
     if info["format"] in TEXT_FORMATS:
         head = _text_table_head(path, name, info, frame, bounded)
         rows = [f"lines 2-{SHOW_ROWS + 1} of the file as they are:"]
@@ -73,11 +77,12 @@ def _table(
         head = _read_table_head(path, name, info, frame, bounded, sheet)
         shown = min(SHOW_ROWS, len(frame))
         rows = [f"the header and first {shown} rows as read:", *_frame_rows(frame)]
-    order = _row_order(frame)
-    return "\n".join([*head, *order, *_column_lines(frame, bounded), *rows])
+    order = _row_order(frame, bounded)
+    raw = _raw_columns(path, info, frame) if info["format"] in TEXT_FORMATS else {}
+    return "\n".join([*head, *order, *_column_lines(frame, bounded, raw), *rows])
 
 
-def _row_order(frame: pd.DataFrame) -> list[str]:
+def _row_order(frame: pd.DataFrame, bounded: bool) -> list[str]:
     """How the rows run in time, by the first column of dates (a daily change computed in
     file order has the opposite sign when the newest rows come first)."""
     import warnings
@@ -87,6 +92,8 @@ def _row_order(frame: pd.DataFrame) -> list[str]:
         if pd.api.types.is_datetime64_any_dtype(column):
             dates = column.dropna()
         elif pd.api.types.is_string_dtype(column) and column.nunique() > 2:
+            if _clock_times(column.head(200)):
+                continue  # times of day, not dates: they say nothing of the rows' order
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 head = pd.to_datetime(column.head(200), errors="coerce", format="mixed")
@@ -104,7 +111,7 @@ def _row_order(frame: pd.DataFrame) -> list[str]:
         else:
             how = "not in date order: sort by it before computing changes over time"
         first, last = dates.iloc[0], dates.iloc[-1]
-        rows = "in the rows read" if len(frame) >= MAX_ROWS else "in the file"
+        rows = "in the rows read" if bounded else "in the file"
         return [f"row order: by {col} {how} ({first:%Y-%m-%d} first, {last:%Y-%m-%d} last {rows})"]
     return []
 
@@ -160,7 +167,7 @@ def _sheets_line(info: dict[str, object], sheet: str | None) -> str:
     return f"sheets: {listing}; reading {info['sheet']!r}, {why}"
 
 
-def _column_lines(frame: pd.DataFrame, bounded: bool) -> list[str]:
+def _column_lines(frame: pd.DataFrame, bounded: bool, raw: dict[str, list[str]]) -> list[str]:
     lines = [
         f"columns ({frame.shape[1]}): name: dtype, missing values"
         + (f" in the first {MAX_ROWS:,} rows" if bounded else "")
@@ -170,12 +177,49 @@ def _column_lines(frame: pd.DataFrame, bounded: bool) -> list[str]:
     for col in cols[:MAX_COLUMNS]:
         name = col if str(col).isprintable() else repr(col)  # a line break inside a header
         lines.append(
-            f"- {name}: {frame[col].dtype}, {int(missing[col])} missing{_levels(frame[col])}"
+            f"- {name}: {frame[col].dtype}, {int(missing[col])} missing"
+            + _levels(frame[col])
+            + _as_written(frame[col], raw.get(str(col), []))
         )
     if len(cols) > MAX_COLUMNS:
         rest = ", ".join(str(c) for c in cols[MAX_COLUMNS:])
         lines.append(f"- {len(cols) - MAX_COLUMNS} more columns: {rest}")
     return lines
+
+
+_LEADING_ZERO = re.compile(r"^[+-]?0\d")
+RAW_SAMPLE_LINES = 2_000  # lines of a text table read as written, for what reading changes
+
+
+def _raw_columns(path: Path, info: dict[str, object], frame: pd.DataFrame) -> dict[str, list[str]]:
+    """The first lines of a text table's columns as the file writes them (by position, when
+    the header has as many fields as the frame columns), for what reading changes."""
+    import csv
+
+    sep = str(info.get("separator") or ",")
+    try:
+        lines = _raw_lines(path, info, RAW_SAMPLE_LINES + 1)
+        rows = list(csv.reader(lines, delimiter=sep)) if len(sep) == 1 else []
+    except (OSError, csv.Error, UnicodeError, ValueError):
+        return {}
+    if not rows or len(rows[0]) != frame.shape[1]:
+        return {}
+    cols = [str(c) for c in frame.columns]
+    return {c: [r[i].strip() for r in rows[1:] if i < len(r)] for i, c in enumerate(cols)}
+
+
+def _as_written(column: pd.Series, raw: list[str]) -> str:
+    """What reading changed: numbers written with leading zeros (an ID read as an integer
+    loses them)."""
+    if not raw or not pd.api.types.is_numeric_dtype(column):
+        return ""
+    zeros = [v for v in raw if _LEADING_ZERO.match(v)]
+    if not zeros:
+        return ""
+    return (
+        f"; written with leading zeros in the file ({zeros[0]}), which reading it as numbers "
+        "drops: read it as text (dtype=str) where they matter"
+    )
 
 
 _COLUMN_LINE = re.compile(r"^- (.+): [\w\[\], ]+?, \d+ missing")
@@ -210,16 +254,33 @@ def _levels(column: pd.Series) -> str:
     return ", values: " + ", ".join(f"{_cell(v)} ({n})" for v, n in values.items())
 
 
+_CLOCK_TIME = re.compile(r"^\s*\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?\s*$")
+
+
+def _clock_times(texts: pd.Series | pd.Index) -> bool:
+    """Nearly all values are times of day with no date ("09:15:59", "7:13 PM"): pandas would
+    parse them as today's date."""
+    values = pd.Series(texts).dropna().astype(str)
+    return len(values) > 0 and values.str.match(_CLOCK_TIME).mean() >= 0.95
+
+
 def _date_range(texts: pd.Index) -> str:
-    """The range of text values that are dates (nearly all of them parse), else ''."""
+    """The range of text values that are dates (nearly all of them parse) with an example as
+    the file writes them; of values that are clock times, their range as times; else ''."""
     import warnings
 
+    if _clock_times(texts):
+        times = pd.to_datetime(pd.Series(texts), errors="coerce", format="mixed").dropna()
+        if times.empty:
+            return ""
+        return f", clock times (no date) {times.min():%H:%M:%S} to {times.max():%H:%M:%S}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         dates = pd.to_datetime(pd.Series(texts), errors="coerce", format="mixed")
     if dates.notna().mean() < 0.95:
         return ""
-    return f", dates {dates.min():%Y-%m-%d} to {dates.max():%Y-%m-%d}"
+    written = _cell(texts[0])
+    return f", dates {dates.min():%Y-%m-%d} to {dates.max():%Y-%m-%d} (written like {written})"
 
 
 def _frame_rows(frame: pd.DataFrame) -> list[str]:
@@ -256,13 +317,21 @@ def _text(path: Path, name: str) -> str:
     )
 
 
+def _row_limit(path: Path) -> int | None:
+    """None (the whole file) for a file that reads in about a second, else ``MAX_ROWS``."""
+    data_format, compression = table_format(str(path))
+    packed = compression is not None or data_format not in TEXT_FORMATS  # more rows a byte
+    budget = FULL_READ_BYTES // 4 if packed else FULL_READ_BYTES
+    return None if path.stat().st_size <= budget else MAX_ROWS
+
+
 def _preview(path: Path, name: str, sheet: str | None) -> tuple[str, pd.DataFrame | None]:
     """The preview of one file, and the rows read when it is a table; never raises (a file
     that will not read says why)."""
     try:
         if is_table_file(path):
             info: dict[str, object] = {}
-            frame = read_table(str(path), info, nrows=MAX_ROWS, sheet=sheet)
+            frame = read_table(str(path), info, nrows=_row_limit(path), sheet=sheet)
             return _table(path, name, sheet, info, frame), frame
         return _text(path, name), None
     except Exception as exc:  # noqa: BLE001 - any reader's error: pandas, pyarrow, openpyxl, ...

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from notebook_bcc.inputs import preview
 from notebook_bcc.inputs.preview import MAX_ROWS, preview_file
 
 
@@ -22,7 +23,10 @@ def test_a_table_preview_has_columns_levels_and_raw_lines(tmp_path: Path) -> Non
     assert text.endswith("lines 2-4 of the file as they are:\nann;Left;1.5\nbob;;2\ncid;Right;")
 
 
-def test_a_big_table_is_read_only_in_part_and_says_so(tmp_path: Path) -> None:
+def test_a_big_table_is_read_only_in_part_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(preview, "FULL_READ_BYTES", 1_000)  # a file over a second's reading
     data = tmp_path / "big.csv"
     data.write_text("a,b\n" + "".join(f"{i},{i % 3}\n" for i in range(MAX_ROWS * 3)))
     text = preview_file(data, "assets/big.csv")
@@ -94,7 +98,10 @@ def test_binary_and_json_previews_show_rows_as_read(
     assert COLUMNS in text and text.endswith(AS_READ)
 
 
-def test_a_big_parquet_file_says_its_rows_from_the_metadata(tmp_path: Path) -> None:
+def test_a_big_parquet_file_says_its_rows_from_the_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(preview, "FULL_READ_BYTES", 1_000)  # a file over a second's reading
     data = tmp_path / "big.parquet"
     pd.DataFrame({"a": range(MAX_ROWS * 3)}).to_parquet(data)
     text = preview_file(data, "assets/big.parquet")
@@ -155,3 +162,50 @@ def test_lines_count_a_last_line_without_a_break_and_the_row_order_is_said(
     assert "row order: by Date oldest first (2015-01-01 first, 2020-12-15 last in the file)" in (
         oldest
     )
+
+
+def test_counts_are_the_whole_files_when_it_reads_in_a_second(tmp_path: Path) -> None:
+    """Issue 39: missing and distinct counts came from the first 5,000 rows (1,593 missing
+    where the file had 1,713)."""
+    rows = [f"{i},{'' if i >= 5_000 and i % 2 else i % 7}" for i in range(6_000)]
+    data = tmp_path / "t.csv"
+    data.write_text("id,x\n" + "\n".join(rows) + "\n")
+    text = preview_file(data, "assets/t.csv")
+    assert "6,000 rows x 2 columns" in text and "were read for this preview" not in text
+    assert "- x: float64, 500 missing" in text
+    assert "- id: int64, 0 missing, 0 to 5999, 6,000 distinct" in text
+
+
+def test_clock_times_are_times_not_todays_dates_and_give_no_order_advice(tmp_path: Path) -> None:
+    """Issue 39: "09:15:59" and "7:13 PM" were described as "dates <today> to <today>", with
+    advice to sort by them."""
+    hours = [f"{h:02d}:{m:02d}:59" for h in range(9, 12) for m in range(0, 60, 7)]
+    pm = [f"{h}:{m:02d} PM" for h in range(1, 12) for m in (3, 13, 43)]
+    n = min(len(hours), len(pm))
+    data = tmp_path / "t.csv"
+    data.write_text(
+        "start,end\n" + "\n".join(f"{a},{b}" for a, b in zip(hours, pm, strict=False)) + "\n"
+    )
+    text = preview_file(data, "assets/t.csv")
+    assert "- start: " in text and "clock times (no date) 09:00:59 to " in text
+    assert "- end: " in text and "clock times (no date) 13:03:00 to " in text
+    assert "dates" not in text.replace("(no date)", "") and "row order" not in text
+    assert n > 12
+
+
+def test_a_date_column_shows_how_the_file_writes_it(tmp_path: Path) -> None:
+    days = pd.date_range("2018-01-19", periods=40)
+    data = tmp_path / "t.csv"
+    data.write_text("day,v\n" + "\n".join(f"{d:%d-%b-%y},{i}" for i, d in enumerate(days)))
+    text = preview_file(data, "assets/t.csv")
+    assert "dates 2018-01-19 to 2018-02-27 (written like " in text
+    assert "-Jan-18)" in text or "-Feb-18)" in text
+
+
+def test_leading_zeros_that_reading_drops_are_said(tmp_path: Path) -> None:
+    data = tmp_path / "t.csv"
+    data.write_text("id,v\n0020200722,1\n0020200723,2\n0120200724,3\n")
+    text = preview_file(data, "assets/t.csv")
+    assert "- id: int64, 0 missing" in text
+    assert "written with leading zeros in the file (0020200722)" in text
+    assert "leading zeros" not in text.split("- v: ")[1].splitlines()[0]
