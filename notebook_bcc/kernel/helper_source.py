@@ -1,5 +1,6 @@
 """The helper that ``session.py`` runs inside the kernel: the text of ``in_kernel.py``, then
-of ``in_kernel_figures.py`` (two files, each small enough to read, one module in the kernel).
+of ``in_kernel_figures.py`` and ``in_kernel_results.py`` (three files, each of one concern,
+one module in the kernel).
 
 The code is sent as a string in a user expression (``call_expression``) that, the first time,
 ``exec``-s it into a module kept in ``sys.modules`` under a name holding the source's hash, so
@@ -19,7 +20,7 @@ __all__ = ["PARTS", "SOURCE", "call_expression"]
 
 #: the helper's files as they are in the package (Python files linted like the rest, and
 #: imported by the unit tests), read once
-PARTS = ("in_kernel.py", "in_kernel_figures.py")
+PARTS = ("in_kernel.py", "in_kernel_figures.py", "in_kernel_results.py")
 SOURCE = "\n\n".join(
     files("notebook_bcc.kernel").joinpath(name).read_text(encoding="utf-8") for name in PARTS
 )

@@ -1,6 +1,6 @@
 """The helper that runs inside the kernel (``helper_source.call_expression`` sends this file's
 text, which is ``exec``-ed into a module of its own there): namespace inspection, figure text,
-acceptance checks, deletion and result fetching. It imports nothing from ``notebook_bcc`` (a
+acceptance checks and deletion (result fetching is ``in_kernel_results.py``). It imports nothing from ``notebook_bcc`` (a
 kernel on a gateway has no such package) and only the standard library at module level; it
 reads pandas and numpy from ``sys.modules`` when the user's code imported them. Every entry
 point takes a JSON string and returns a JSON string, and catches user errors itself so
@@ -323,35 +323,6 @@ def delete_ns(request):
     del obj
     gc.collect()
     return _json.dumps({"ok": True})
-
-
-def _plain(value):
-    # numpy scalars (np.float64, np.int64, np.bool_) and timestamps become plain JSON values
-    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
-        return value.item()
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    raise TypeError(type(value).__name__)
-
-
-def fetch_ns(request):
-    # values of small JSON-serialisable variables; larger or non-JSON ones are left out
-    req = _json.loads(request)
-    ns = _shell().user_ns
-    found = {}
-    for name in req["names"]:
-        if name not in ns:
-            continue
-        value = ns[name]
-        if not isinstance(value, (dict, list, tuple, str, int, float, bool)) or value is None:
-            continue
-        try:
-            text = _json.dumps(value, default=_plain)  # NaN too: answers may hold it
-        except (TypeError, ValueError):
-            continue
-        if len(text) <= req["max_chars"]:
-            found[name] = _json.loads(text)
-    return _json.dumps(found)
 
 
 def environment_ns(request):

@@ -6,7 +6,7 @@ JSON it answers into the ``records.py`` types.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from notebook_bcc.kernel.calls import KernelCalls
@@ -57,10 +57,16 @@ class NamespaceInspection(KernelCalls):
             self._call_helper("delete_ns", list(names), 30)
 
     def fetch_json(
-        self, names: Sequence[str], max_chars: int = FETCH_CHARS, timeout: float = 30
+        self,
+        names: Sequence[str],
+        max_chars: int = FETCH_CHARS,
+        timeout: float = 30,
+        whole: Mapping[str, int] | None = None,
     ) -> dict[str, Any]:
-        """Values of the named variables that are small and JSON-serialisable (others left out)."""
-        payload = {"names": list(names), "max_chars": max_chars}
+        """Values of the named variables that are small and JSON-serialisable (others left
+        out); a name in ``whole`` (name -> a part's limit) is never left out: a part over its
+        limit, or not JSON, stands as a marker (``in_kernel_results.py``)."""
+        payload = {"names": list(names), "max_chars": max_chars, "whole": dict(whole or {})}
         return self._call_helper("fetch_ns", payload, timeout)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from lxml import etree
 
 from notebook_bcc.rundir.report_plan import Transition, plan_html
-from notebook_bcc.rundir.results import named_text
+from notebook_bcc.rundir.results import named_text, quoted_text
 from notebook_bcc.rundir.store import RunStore, read_log
 from notebook_bcc.rundir.summary import verification_text
 
@@ -242,7 +242,7 @@ def _alternatives(state: dict[str, Any]) -> str:
 def _answers_html(answers: list[dict[str, Any]]) -> str:
     items = []
     for a in answers:
-        value = json.dumps(a["value"]) if a.get("answered") else "not answered"
+        value = quoted_text(a["value"]) if a.get("answered") else "not answered"
         named = a.get("values") or {}
         items.append(
             f"<li>{e(a['question'])}{' <i>(added by the model)</i>' if a.get('added') else ''}"
@@ -250,6 +250,11 @@ def _answers_html(answers: list[dict[str, Any]]) -> str:
             + (
                 f"<br><code>{e(named_text(named, a.get('missing_values', ())))}</code>"
                 if named
+                else ""
+            )
+            + (
+                f"<br><i>shortened: {e('; '.join(a['shortened']))}</i>"
+                if a.get("shortened")
                 else ""
             )
             + "</li>"

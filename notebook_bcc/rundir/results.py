@@ -9,6 +9,7 @@ and may hold names the model chose for a question that asks several things.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 __all__ = [
+    "FETCH_WHOLE",
     "FINDINGS_NAMES",
+    "RESULT_LIMITS",
     "RESULT_NAMES",
     "Answer",
     "Asked",
@@ -25,6 +28,8 @@ __all__ = [
     "named_text",
     "named_value_text",
     "python_text",
+    "quoted_text",
+    "shortened_parts",
     "value_text",
 ]
 
@@ -32,6 +37,11 @@ RESULT_NAMES = ("final_answers", "final_metrics")
 #: the run's findings in markdown, the first that is a non-empty string: the closing summary
 #: a model's last stage writes, or the offline analyst's analysis summary
 FINDINGS_NAMES = ("final_summary", "analysis_summary")
+#: how much of each part of a result is reported (characters of JSON): a result is read part
+#: by part, so one answer too large to report in full is shortened and the others stand
+#: (``in_kernel_results.py``); the findings are one text, reported whole up to their limit
+RESULT_LIMITS = {"final_answers": 8_000, "final_metrics": 8_000}
+FETCH_WHOLE = {**RESULT_LIMITS, "final_summary": 200_000, "analysis_summary": 200_000}
 
 
 class Asked(Protocol):
@@ -53,6 +63,9 @@ class Answer:
     values: tuple[tuple[str, Any], ...] = ()  # (name, value): the named ones first, in order
     missing: tuple[str, ...] = ()  # names the question names that the answer lacks
     added: bool = False  # a key of final_answers that is none of the problem's questions
+    #: the parts reported by type, size and head only (too large, or not JSON): "value: str
+    #: of 2,000,000 characters (over 8,000 characters of JSON)"
+    shortened: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -66,7 +79,34 @@ class Answer:
             out["missing_values"] = list(self.missing)
         if self.added:
             out["added"] = True
+        if self.shortened:
+            out["shortened"] = list(self.shortened)
         return out
+
+
+SHORTENED = "__shortened__"  # the marker of a part reported by type, size and head
+
+
+def is_shortened(value: Any) -> bool:
+    """A part of a result that was too large to report in full, or not JSON (a marker)."""
+    return isinstance(value, Mapping) and value.get(SHORTENED) is True
+
+
+def shortened_what(marker: Mapping[str, Any]) -> str:
+    """ "str of 2,000,000 characters (over 8,000 characters of JSON)"."""
+    size, kind = marker.get("size"), str(marker.get("type"))
+    unit = "characters" if kind == "str" else "items"
+    sized = f" of {size:,} {unit}" if isinstance(size, int) else ""
+    return f"{kind}{sized} ({marker.get('why')})"
+
+
+def shortened_parts(value: Any, where: tuple[str, ...] = ()) -> list[str]:
+    """ "values.csv: str of 2,000,000 characters (…)" for each marker in ``value``."""
+    if is_shortened(value):
+        return [f"{'.'.join(where) or 'value'}: {shortened_what(value)}"]
+    if isinstance(value, Mapping):
+        return [p for k, v in value.items() for p in shortened_parts(v, (*where, str(k)))]
+    return []
 
 
 def python_text(value: Any) -> str:
@@ -79,7 +119,15 @@ def python_text(value: Any) -> str:
 def value_text(value: Any) -> str:
     """A value as summary.md, ``bcc status`` and report.html show it: a string as it is,
     anything else as Python writes it (``False``, not JSON's ``false``)."""
+    if is_shortened(value):
+        return f"<{shortened_what(value)}, shortened; it begins {value.get('head')!r}>"
     return value if isinstance(value, str) else python_text(value)
+
+
+def quoted_text(value: Any) -> str:
+    """A headline where it stands among other text (``bcc status``, report.html): a string in
+    quotes, anything else as ``value_text`` shows it."""
+    return json.dumps(value) if isinstance(value, str) else value_text(value)
 
 
 def named_text(values: Mapping[str, Any], missing: Sequence[str] = ()) -> str:
@@ -118,7 +166,8 @@ def _entry(question: str, entry: Any, names: Sequence[str] = (), added: bool = F
         value = values[0][1]  # one named value is the headline
     missing = tuple(n for n in names if n not in dict(values))
     answered = value is not None or any(v is not None for _, v in values)
-    return Answer(question, value, text, answered, tuple(values), missing, added)
+    shortened = tuple(shortened_parts(entry))
+    return Answer(question, value, text, answered, tuple(values), missing, added, shortened)
 
 
 def _match(questions: Sequence[Asked], keys: Sequence[str]) -> dict[int, str]:
@@ -145,6 +194,12 @@ def _match(questions: Sequence[Asked], keys: Sequence[str]) -> dict[int, str]:
 def answers(questions: Sequence[Asked], final_answers: Any) -> list[Answer]:
     """One Answer per question of the problem (in order), then any entry a model added
     (marked ``added``). A question with no entry, or with no value at all, is not answered."""
+    if is_shortened(final_answers):  # not one entry could be read
+        why = f"not answered: final_answers could not be read ({shortened_what(final_answers)})"
+        return [
+            Answer(q.text, None, why, False, tuple((n, None) for n in q.names), q.names)
+            for q in questions
+        ]
     given = dict(final_answers) if isinstance(final_answers, Mapping) else {}
     keys = _match(questions, [str(k) for k in given])
     by_text = {str(k): v for k, v in given.items()}

@@ -9,7 +9,7 @@ from typing import Any
 from lxml import etree
 
 from notebook_bcc.errors import InputError
-from notebook_bcc.rundir.results import named_text
+from notebook_bcc.rundir.results import named_text, quoted_text
 from notebook_bcc.rundir.store import RunStore, read_log
 from notebook_bcc.rundir.summary import kernel_words
 
@@ -80,14 +80,16 @@ def status_text(run_dir: Path) -> str:
     if st["verification"]:
         lines.append(f"verify    {st['verification'].get('status')}")
     for i, a in enumerate(st["answers"], 1):
-        shown = json.dumps(a["value"]) if a["answered"] else "not answered"
+        shown = quoted_text(a["value"]) if a["answered"] else "not answered"
         lines.append(f"answer    {i}. {a['question']} -> {shown}")
         if a.get("values"):
             lines.append(f"          {named_text(a['values'], a.get('missing_values', ()))}")
+        if a.get("shortened"):
+            lines.append(f"          shortened: {'; '.join(a['shortened'])}")
     for n, f in enumerate(st["follow_ups"], 1):
         lines.append(f"follow-up {n}. {' '.join(f['question'].split())}")
         for a in f["answers"]:
-            shown = json.dumps(a["value"]) if a["answered"] else "not answered"
+            shown = quoted_text(a["value"]) if a["answered"] else "not answered"
             lines.append(
                 f"          -> {shown}"
                 + (

@@ -273,6 +273,8 @@ def _answer_lines(found: list[dict[str, Any]]) -> list[str]:
             lines.append(f"   {named_text(a['values'], a.get('missing_values', ()))}")
         if a.get("missing_values"):
             lines.append(f"   missing: {', '.join(a['missing_values'])}")
+        if a.get("shortened"):
+            lines.append(f"   shortened (too large to report in full): {'; '.join(a['shortened'])}")
     return lines
 
 

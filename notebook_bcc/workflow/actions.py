@@ -92,6 +92,7 @@ def perform(
     except (TimeoutError, KernelError) as exc:
         notes.append(f"checks could not run: {exc}")
         report = CheckReport(tuple((n, False) for n in names), ())
+    notes += host.result_notes([a.content for a in p.actions if a.kind == "code"])
     for name, present in report.artifacts:
         log.add_artifact(name, present)
     for expr, status, detail in report.criteria:

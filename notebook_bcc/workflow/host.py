@@ -23,7 +23,13 @@ from notebook_bcc.kernel.gateway import TOKEN_ENV, Gateway
 from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace
 from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.rundir.ledger import DELETED
-from notebook_bcc.rundir.results import FINDINGS_NAMES, RESULT_NAMES
+from notebook_bcc.rundir.results import (
+    FETCH_WHOLE,
+    FINDINGS_NAMES,
+    RESULT_LIMITS,
+    RESULT_NAMES,
+    shortened_parts,
+)
 from notebook_bcc.workflow.context import RunContext
 
 __all__ = ["KernelHost", "gateway_of"]
@@ -195,10 +201,28 @@ class KernelHost:
             for t in st.steps:
                 names += [n for n in t.verified_artifacts if n not in names]
         try:
-            return self.kernel.fetch_json(names)
+            return self.kernel.fetch_json(names, whole=FETCH_WHOLE)
         except (KernelError, TimeoutError, ValueError) as exc:  # the summary goes on without
             self.ctx.store.append_event({"type": "artifacts_failed", "error": str(exc)})
             return {}
+
+    def result_notes(self, codes: Sequence[str]) -> list[str]:
+        """For the reflector: each part of a result the code touched that is too large to
+        report in full (or not JSON), so the model can fix it in this step (issue 39)."""
+        touched = [n for n in RESULT_NAMES if any(n in code for code in codes)]
+        if not touched or self.kernel is None:
+            return []
+        try:
+            values = self.kernel.fetch_json(touched, whole=RESULT_LIMITS)
+        except (KernelError, TimeoutError, ValueError):
+            return []
+        return [
+            f"{part}: too large to report in full, so the summary shows only its type, size "
+            "and first 200 characters; keep an answer short (a count, a few values, or a file "
+            "written under outputs/ and named in the answer)"
+            for name, value in values.items()
+            for part in shortened_parts(value, (name,))
+        ]
 
     def adopt(self, other: KernelHost) -> None:
         """Take ``other``'s kernel as the run's (a fork's kept branch); ours ends."""

@@ -13,7 +13,7 @@ from typing import Any
 from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.kernel.shadow import ShadowRun
 from notebook_bcc.kernel.verification import cells_to_verify
-from notebook_bcc.rundir.results import RESULT_NAMES, compare
+from notebook_bcc.rundir.results import RESULT_LIMITS, RESULT_NAMES, compare
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.host import gateway_of
 
@@ -79,7 +79,7 @@ def verify(ctx: RunContext, results: dict[str, Any], shadow: ShadowRun) -> dict[
     cells = cells_to_verify(ctx.doc.nb)
     shadow.submit(cells)
     deadline = ctx.config.cell_timeout * max(1, len(cells)) + 60
-    result = shadow.finish(RESULT_NAMES, timeout=deadline)
+    result = shadow.finish(RESULT_LIMITS, timeout=deadline)
     discard_scratch(ctx.store.root)
     verification: dict[str, Any] = {
         "status": result.status,

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from notebook_bcc.kernel import helper_source, in_kernel, in_kernel_figures
+from notebook_bcc.kernel import helper_source, in_kernel, in_kernel_figures, in_kernel_results
 
 
 @pytest.fixture
@@ -36,7 +36,8 @@ def call(func, payload: object) -> object:
 
 
 def test_the_source_sent_to_the_kernel_is_this_file() -> None:
-    parts = [Path(m.__file__).read_text(encoding="utf-8") for m in (in_kernel, in_kernel_figures)]
+    modules = (in_kernel, in_kernel_figures, in_kernel_results)
+    parts = [Path(m.__file__).read_text(encoding="utf-8") for m in modules]
     assert "\n\n".join(parts) == helper_source.SOURCE
     for text in parts:
         assert "notebook_bcc" not in text.split('"""', 2)[2]  # no package import
@@ -115,7 +116,9 @@ def test_checks_report_artifacts_and_criteria(shell: SimpleNamespace) -> None:
     assert data["criteria"][2][2] == "NameError: name 'y' is not defined"
 
 
-def test_fetch_returns_small_json_values_nan_included(shell: SimpleNamespace) -> None:
+def test_fetch_returns_small_json_values_nan_included(
+    shell: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shell.user_ns.update(
         final_answers={
             "q": {"value": np.float64(1.5), "values": {"n": np.int64(3), "d": math.nan}}
@@ -123,8 +126,9 @@ def test_fetch_returns_small_json_values_nan_included(shell: SimpleNamespace) ->
         big=list(range(10_000)),
         frame=pd.DataFrame({"a": [1]}),
     )
+    monkeypatch.setattr(in_kernel_results, "_results_ns", lambda: shell.user_ns)
     data = json.loads(
-        in_kernel.fetch_ns(
+        in_kernel_results.fetch_ns(
             json.dumps({"names": ["final_answers", "big", "frame", "none"], "max_chars": 1000})
         )
     )
@@ -236,3 +240,31 @@ def test_numbers_are_listed_with_every_digit_they_have(shell: SimpleNamespace) -
     assert by_name["big"]["repr"] == "2443441.267"
     assert by_name["small"]["repr"] == "0.1"
     assert by_name["pair"]["repr"] == "{'a': 2081990.36, 'b': 3.0}"
+
+
+def test_a_result_too_large_to_report_is_shortened_and_the_rest_stands(
+    shell: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39: one answer holding a 2 MB CSV string made the whole ``final_answers`` larger
+    than the fetch limit, and every answer was reported as not answered."""
+    monkeypatch.setattr(in_kernel_results, "_results_ns", lambda: shell.user_ns)
+    table = "a,b\n" + "1,2\n" * 500_000
+    answers = {str(i): {"value": i * 1.5, "text": f"answer {i}"} for i in range(1, 7)}
+    answers["7"] = {"value": table, "text": "the cleaned table", "values": {"rows": 500_000}}
+    answers["8"] = {"value": pd.DataFrame({"a": [1]})}
+    shell.user_ns.update(final_answers=answers, final_summary="# Findings\n" + "x" * 20_000)
+    request = {
+        "names": ["final_answers", "final_summary"],
+        "max_chars": 8_000,
+        "whole": {"final_answers": 8_000, "final_summary": 200_000},
+    }
+    data = call(in_kernel_results.fetch_ns, request)
+    got = data["final_answers"]
+    assert [got[str(i)]["value"] for i in range(1, 7)] == [i * 1.5 for i in range(1, 7)]
+    assert got["7"]["text"] == "the cleaned table" and got["7"]["values"] == {"rows": 500_000}
+    shortened = got["7"]["value"]
+    assert shortened["__shortened__"] is True and shortened["type"] == "str"
+    assert shortened["size"] == len(table) and shortened["head"] == table[:200]
+    assert got["8"]["value"]["type"] == "DataFrame"
+    assert got["8"]["value"]["why"] == "not JSON-serialisable"
+    assert data["final_summary"].startswith("# Findings") and len(data["final_summary"]) > 20_000
