@@ -147,7 +147,11 @@ def _attempt_text(a: Attempt, with_cells: bool, with_code: bool = False) -> str:
         lines += [_cell_text(i, c) for i, c in enumerate(a.cells, 1)] or ["(no code ran)"]
     else:
         if with_code and a.cells:  # what a retry fixes rather than writes again
-            code = "\n\n".join(c.code.strip() for c in a.cells if c.code.strip())
+            code = "\n\n".join(
+                f"# cell {i}: {_in_notebook(c.status)}\n{c.code.strip()}"
+                for i, c in enumerate(a.cells, 1)
+                if c.code.strip()
+            )
             lines.append(f"Its code (the cells it ran, in order):\n```python\n{code}\n```")
         status = ", ".join(c.status for c in a.cells) or "no code ran"
         errors = [f"{c.error_name}: {c.error_value}" for c in a.cells if c.error_name]
@@ -160,6 +164,12 @@ def _attempt_text(a: Attempt, with_cells: bool, with_code: bool = False) -> str:
     if a.recommendations:  # (its comment for the notebook says the same in prose: left out)
         lines.append(f"Recommendations: {a.recommendations}")
     return "\n".join(lines)
+
+
+def _in_notebook(status: str) -> str:
+    """Where a cell of an earlier attempt is: a cell that ran without error is in the
+    notebook (and what it made is in the kernel); a failed one is not."""
+    return "ok, in the notebook" if status == "ok" else f"{status}, not in the notebook"
 
 
 def _checks_in_brief(checks: tuple[str, ...]) -> list[str]:

@@ -275,8 +275,9 @@ def test_a_retry_shows_the_generator_the_last_attempts_code() -> None:
     obs = _obs("COMPLETE_ACTION", attempts=(first, second), feedback="Use frame['y'].")
     user = render(obs).user
     assert (
-        "Its code (the cells it ran, in order):\n```python\nLAST_CODE = 1\n\nprint(frame['x'])"
-        in user
+        "Its code (the cells it ran, in order):\n```python\n"
+        "# cell 1: ok, in the notebook\nLAST_CODE = 1\n\n"
+        "# cell 2: error, not in the notebook\nprint(frame['x'])" in user
     )
     assert "FIRST_CODE" not in user  # only the last attempt's
     arranger = render(replace(obs, event=Event.START_BEHAVIOR)).user
@@ -378,3 +379,22 @@ def test_the_reflectors_see_a_deprecated_variable_s_kind_and_size() -> None:
     stage = render(_obs("COMPLETE_STAGE", ledger_view=ledger.prompt_view())).user
     note = "(DEPRECATED by s, still in the kernel; use new instead)"
     assert f"- old: DataFrame [4x2] {note}\n- new: dict\n" in stage
+
+
+def test_one_rule_for_each_thing() -> None:
+    """Issue 39: every model in the trials asked which of two rules held: `final_answers`
+    "from the last stage" or "steps add to the one dict"; escaped text inside CDATA; whether
+    a retried behavior's cells that ran stay in the notebook."""
+    from notebook_bcc.contract.payloads import resource_dir
+
+    texts = {p.name: p.read_text(encoding="utf-8") for p in resource_dir().glob("*.md")}
+    for name, text in texts.items():
+        for line in text.split("\n- "):
+            if "`final_answers`" in line and "last stage" in line:
+                assert "`final_summary` (always, from the last stage)" in line, name
+    assert "Any stage may create it; every later step adds to the one dict" in texts["RESULTS.md"]
+    assert (
+        "Inside\n  CDATA everything is written as is and read as is: never `&lt;` there."
+        in (texts["RUN.md"])
+    )
+    assert "A cell\nthat ran without error stays in the notebook" in texts["COMPLETE_ACTION.md"]
