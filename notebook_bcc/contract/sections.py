@@ -252,7 +252,7 @@ def _findings(obs: Observation) -> History:
     empty = "(no step has finished yet)"
     if obs.event == Event.COMPLETE_STAGE:  # its step just finished: the run's first
         empty = "(none: the step just finished is the run's first)"
-    return History(tuple(items), "earlier steps' findings", empty, rank=2)
+    return History(tuple(items), "earlier steps' findings", empty, rank=3)
 
 
 def _current_findings(
@@ -325,7 +325,7 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "ledger_brief": _ledger_brief(obs),
         "deleted": _deleted(obs),
         "code_names": _code_names(obs),
-        "execution": _cells(obs.cells, "(no code ran in this behavior)"),
+        "execution": _cells(obs.cells, "(no code ran in this behavior)").text(),
         "checks": _checks(obs),
         "feedback": obs.feedback or "(none)",
         "attempts": _attempts(obs, with_cells=False, current_too=False),
@@ -335,7 +335,7 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "attempts_with_code": _attempts(
             obs, with_cells=False, current_too=False, feedback_apart=True, code_of_last=True
         ),
-        "step_record": _attempts(obs, with_cells=True, current_too=True),
+        "step_record": replace(_attempts(obs, with_cells=True, current_too=True), rank=5),
         "lessons": _lessons(obs),
         "findings": _findings(obs),
         "protected": _protected(obs),

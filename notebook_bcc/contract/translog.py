@@ -58,6 +58,7 @@ class TransitionLog:
         self._checks: etree._Element | None = None
         self._guards: list[etree._Element] = []
         self._revisions: list[etree._Element] = []
+        self._omitted: tuple[str, ...] = ()
         self._usage = (0, 0, 0.0, 0)
         self.notes: list[str] = []
         self.branch = ""  # a fork's branch (its behavior id) this transition belongs to
@@ -78,12 +79,19 @@ class TransitionLog:
         h = self.head
         self.head = _Head(h.seq, h.event, h.source, h.agent, location, iteration, h.started_at)
 
+    def note_omitted(self, omitted: tuple[str, ...]) -> None:
+        """What the prompt's budget left out (whole history items, by name): each request
+        logs it in an ``<omitted>`` element, so a cut is never silent."""
+        self._omitted = omitted
+
     def add_attempt(
         self, model: str, attempt: int, system: str, user: str, response: str, status: str
     ) -> None:
         request = etree.Element("request", model=model, attempt=str(attempt))
         for role, text in (("system", system), ("user", user)):
             etree.SubElement(request, "prompt", role=role).text = cdata(text)
+        if self._omitted:
+            etree.SubElement(request, "omitted").text = cdata("\n".join(self._omitted))
         reply = etree.Element("response", attempt=str(attempt), status=status)
         reply.text = cdata(response)
         self._attempts += [request, reply]

@@ -22,8 +22,13 @@ __all__ = ["CellExecution"]
 class CellExecution(KernelCalls):
     """Cells run through the nbclient client, one at a time."""
 
-    def run_cell(self, source: str, *, spill_name: str | None = None) -> CellOutcome:
+    def run_cell(
+        self, source: str, *, spill_name: str | None = None, excerpt_chars: int | None = None
+    ) -> CellOutcome:
         """Execute one cell; never raises for user errors, timeouts or kernel death.
+
+        The agents' excerpt of its output is ``excerpt_chars`` long at most (default: the
+        session's ``excerpt_chars``; a cell that builds the run's results gets more).
 
         Stream text past ``output_cap_chars`` is cut from the outputs while it arrives; with
         ``spill_name`` and ``spill_dir`` set, all of it is written to ``cell-{spill_name}.txt``
@@ -41,7 +46,8 @@ class CellExecution(KernelCalls):
         client.nb.cells = [cell]
         client.clear_display_id_mapping(0)
         self._last_reply = None
-        client.sink = sink = StreamSink(self.output_cap_chars, self.excerpt_chars, *spill)
+        limit = excerpt_chars or self.excerpt_chars
+        client.sink = sink = StreamSink(self.output_cap_chars, limit, *spill)
         started = monotonic()
         try:
             client.execute_cell(cell, 0)
@@ -86,7 +92,7 @@ class CellExecution(KernelCalls):
             outputs=tuple(outputs),
             execution_count=cell.get("execution_count"),
             duration_ms=int((monotonic() - started) * 1000),
-            excerpt=excerpt(outputs, status, ename, evalue, self.excerpt_chars, sink),
+            excerpt=excerpt(outputs, status, ename, evalue, limit, sink),
             error_name=ename,
             error_value=evalue,
             spilled=sink.spilled,

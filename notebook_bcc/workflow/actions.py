@@ -15,6 +15,7 @@ from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel.figures import Figure, figures_in
 from notebook_bcc.kernel.records import CellOutcome, CheckReport
 from notebook_bcc.rundir.notebook import CellTag, NotebookDocument
+from notebook_bcc.rundir.results import FINDINGS_NAMES, RESULT_NAMES
 from notebook_bcc.workflow import guards
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.host import KernelHost
@@ -62,7 +63,12 @@ def perform(
             facts.append(asdict(fact))
             continue
         restarts = kernel.restarts
-        outcome = kernel.run_cell(action.content, spill_name=cell_id)
+        builds_results = any(n in action.content for n in (*RESULT_NAMES, *FINDINGS_NAMES))
+        outcome = kernel.run_cell(
+            action.content,
+            spill_name=cell_id,
+            excerpt_chars=kernel.output_cap_chars if builds_results else None,
+        )
         s.counters.cells += 1
         log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)
         shown = figures_in(outcome.outputs, first=len(figures) + 1)

@@ -61,6 +61,7 @@ class AgentExchange:
         question = f"{event.value} {log.head.location} #{log.head.iteration}"
         attempts = 1 + self.max_repairs
         asked, last_error = prompt, None
+        log.note_omitted(prompt.omitted)
         recorded = self._recorded_reply(seq, question) if self.persist else None
         roots = (root,) if isinstance(root, str) else root or ("",)
         for attempt in range(1, attempts + 1):
