@@ -86,3 +86,11 @@ def test_dotted_names_are_found_in_the_kernel_without_importing_the_parent() -> 
         "xml": "installed",
     }
     assert "wsgiref" not in sys.modules
+
+
+def test_scipy_stats_in_a_problem_is_reported_importable() -> None:
+    from notebook_bcc.kernel import in_kernel
+
+    assert named_modules("Use the scipy.stats library.") == ("scipy.stats",)
+    request = json.dumps({"packages": [], "modules": ["scipy.stats"]})
+    assert json.loads(in_kernel.environment_ns(request))["named"] == {"scipy.stats": "installed"}
