@@ -9,12 +9,18 @@ their size and first lines.
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
 import pandas as pd
 
+from notebook_bcc.inputs.as_written import (
+    RAW_LINE_CHARS,
+    as_written,
+    clock_times,
+    raw_columns,
+    raw_lines,
+)
 from notebook_bcc.inputs.tables import (
     TEXT_FORMATS,
     is_table_file,
@@ -33,7 +39,6 @@ SHOW_ROWS = 3
 MAX_COLUMNS = 80  # columns described one per line; the rest are named on one line
 CELL_CHARS = 40
 MAX_LEVELS = 12  # a text column with at most this many values has them listed, with counts
-RAW_LINE_CHARS = 300
 
 
 def _size(n: int) -> str:
@@ -72,13 +77,13 @@ def _table(
     if info["format"] in TEXT_FORMATS:
         head = _text_table_head(path, name, info, frame, bounded)
         rows = [f"lines 2-{SHOW_ROWS + 1} of the file as they are:"]
-        rows += _raw_lines(path, info, SHOW_ROWS + 1)[1:]
+        rows += raw_lines(path, info, SHOW_ROWS + 1)[1:]
     else:
         head = _read_table_head(path, name, info, frame, bounded, sheet)
         shown = min(SHOW_ROWS, len(frame))
         rows = [f"the header and first {shown} rows as read:", *_frame_rows(frame)]
     order = _row_order(frame, bounded)
-    raw = _raw_columns(path, info, frame) if info["format"] in TEXT_FORMATS else {}
+    raw = raw_columns(path, info, frame) if info["format"] in TEXT_FORMATS else {}
     return "\n".join([*head, *order, *_column_lines(frame, bounded, raw), *rows])
 
 
@@ -92,7 +97,7 @@ def _row_order(frame: pd.DataFrame, bounded: bool) -> list[str]:
         if pd.api.types.is_datetime64_any_dtype(column):
             dates = column.dropna()
         elif pd.api.types.is_string_dtype(column) and column.nunique() > 2:
-            if _clock_times(column.head(200)):
+            if clock_times(column.head(200)):
                 continue  # times of day, not dates: they say nothing of the rows' order
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -167,59 +172,34 @@ def _sheets_line(info: dict[str, object], sheet: str | None) -> str:
     return f"sheets: {listing}; reading {info['sheet']!r}, {why}"
 
 
-def _column_lines(frame: pd.DataFrame, bounded: bool, raw: dict[str, list[str]]) -> list[str]:
+def _column_lines(
+    frame: pd.DataFrame, bounded: bool, raw: dict[str, tuple[str, list[str]]]
+) -> list[str]:
     lines = [
         f"columns ({frame.shape[1]}): name: dtype, missing values"
         + (f" in the first {MAX_ROWS:,} rows" if bounded else "")
     ]
+    if any(h != c and h.strip() == c for c, (h, _) in raw.items()):
+        lines[0] += (
+            " (the file's header has spaces around some names, shown where it does: this "
+            "reader strips them, pd.read_csv keeps them unless skipinitialspace=True)"
+        )
     cols = list(frame.columns)
     missing = frame.isna().sum()
     for col in cols[:MAX_COLUMNS]:
-        name = col if str(col).isprintable() else repr(col)  # a line break inside a header
+        # a line break inside a header, or spaces around it (" WINDSPEED"): quoted, so the
+        # name a model reads is the name the code must use
+        text = str(col)
+        name = col if text.isprintable() and text == text.strip() else repr(col)
         lines.append(
             f"- {name}: {frame[col].dtype}, {int(missing[col])} missing"
             + _levels(frame[col])
-            + _as_written(frame[col], raw.get(str(col), []))
+            + as_written(frame[col], *raw.get(str(col), (str(col), [])))
         )
     if len(cols) > MAX_COLUMNS:
         rest = ", ".join(str(c) for c in cols[MAX_COLUMNS:])
         lines.append(f"- {len(cols) - MAX_COLUMNS} more columns: {rest}")
     return lines
-
-
-_LEADING_ZERO = re.compile(r"^[+-]?0\d")
-RAW_SAMPLE_LINES = 2_000  # lines of a text table read as written, for what reading changes
-
-
-def _raw_columns(path: Path, info: dict[str, object], frame: pd.DataFrame) -> dict[str, list[str]]:
-    """The first lines of a text table's columns as the file writes them (by position, when
-    the header has as many fields as the frame columns), for what reading changes."""
-    import csv
-
-    sep = str(info.get("separator") or ",")
-    try:
-        lines = _raw_lines(path, info, RAW_SAMPLE_LINES + 1)
-        rows = list(csv.reader(lines, delimiter=sep)) if len(sep) == 1 else []
-    except (OSError, csv.Error, UnicodeError, ValueError):
-        return {}
-    if not rows or len(rows[0]) != frame.shape[1]:
-        return {}
-    cols = [str(c) for c in frame.columns]
-    return {c: [r[i].strip() for r in rows[1:] if i < len(r)] for i, c in enumerate(cols)}
-
-
-def _as_written(column: pd.Series, raw: list[str]) -> str:
-    """What reading changed: numbers written with leading zeros (an ID read as an integer
-    loses them)."""
-    if not raw or not pd.api.types.is_numeric_dtype(column):
-        return ""
-    zeros = [v for v in raw if _LEADING_ZERO.match(v)]
-    if not zeros:
-        return ""
-    return (
-        f"; written with leading zeros in the file ({zeros[0]}), which reading it as numbers "
-        "drops: read it as text (dtype=str) where they matter"
-    )
 
 
 _COLUMN_LINE = re.compile(r"^- (.+): [\w\[\], ]+?, \d+ missing")
@@ -254,22 +234,12 @@ def _levels(column: pd.Series) -> str:
     return ", values: " + ", ".join(f"{_cell(v)} ({n})" for v, n in values.items())
 
 
-_CLOCK_TIME = re.compile(r"^\s*\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?\s*$")
-
-
-def _clock_times(texts: pd.Series | pd.Index) -> bool:
-    """Nearly all values are times of day with no date ("09:15:59", "7:13 PM"): pandas would
-    parse them as today's date."""
-    values = pd.Series(texts).dropna().astype(str)
-    return len(values) > 0 and values.str.match(_CLOCK_TIME).mean() >= 0.95
-
-
 def _date_range(texts: pd.Index) -> str:
     """The range of text values that are dates (nearly all of them parse) with an example as
     the file writes them; of values that are clock times, their range as times; else ''."""
     import warnings
 
-    if _clock_times(texts):
+    if clock_times(texts):
         times = pd.to_datetime(pd.Series(texts), errors="coerce", format="mixed").dropna()
         if times.empty:
             return ""
@@ -288,19 +258,6 @@ def _frame_rows(frame: pd.DataFrame) -> list[str]:
     rows = [[str(c) for c in frame.columns]]
     rows += [[_cell(v) for v in row] for row in frame.head(SHOW_ROWS).itertuples(index=False)]
     return [" | ".join(row)[:RAW_LINE_CHARS] for row in rows]
-
-
-def _raw_lines(path: Path, info: dict[str, object], n: int) -> list[str]:
-    encoding = str(info.get("encoding") or "utf-8")
-    compression = info.get("compression")
-    lines = []
-    with open_decompressed(str(path), compression) as binary:  # type: ignore[arg-type]
-        handle = io.TextIOWrapper(binary, encoding=encoding, errors="replace", newline="")
-        for line in handle:
-            lines.append(line.rstrip("\r\n")[:RAW_LINE_CHARS])
-            if len(lines) >= n:
-                break
-    return lines
 
 
 def _text(path: Path, name: str) -> str:

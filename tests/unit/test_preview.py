@@ -209,3 +209,21 @@ def test_leading_zeros_that_reading_drops_are_said(tmp_path: Path) -> None:
     assert "- id: int64, 0 missing" in text
     assert "written with leading zeros in the file (0020200722)" in text
     assert "leading zeros" not in text.split("- v: ")[1].splitlines()[0]
+
+
+def test_names_with_spaces_are_quoted_and_text_read_as_missing_is_said(tmp_path: Path) -> None:
+    """Relay trials (issue 39): the preview listed `` WINDSPEED`` as ``WINDSPEED`` (code
+    following it failed), and did not say that the text "None" is read as missing."""
+    data = tmp_path / "t.csv"
+    data.write_text(
+        "DATE TIME, WINDSPEED,area\n1/1/2015,2.5,None\n1/2/2015,3.5,Gulf\n1/3/2015,,NA\n"
+    )
+    text = preview_file(data, "assets/t.csv")
+    wind = next(line for line in text.splitlines() if "WINDSPEED" in line)
+    assert wind.startswith("- WINDSPEED: float64, 1 missing")  # as bcc's reader reads it
+    assert wind.endswith("; in the file's header ' WINDSPEED'")
+    assert "pd.read_csv keeps them unless skipinitialspace=True" in text
+    assert "- DATE TIME: " in text
+    area = next(line for line in text.splitlines() if line.startswith("- area:"))
+    assert "2 missing" in area
+    assert "written in the file as 'None' (1), 'NA' (1), which reading counts as missing" in area
