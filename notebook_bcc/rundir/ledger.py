@@ -15,6 +15,11 @@ __all__ = ["DELETED", "VariableRecord", "VariableLedger", "LedgerView", "Decisio
 
 ALIVE, RETAINED, DEPRECATED, DELETED = "alive", "retained", "deprecated", "deleted"
 
+#: kinds whose value the reflectors' list shows (a number or a flag)
+_SCALAR_KINDS = frozenset(
+    ["int", "float", "bool", "int64", "int32", "float64", "float32", "bool_", "complex"]
+)
+
 
 class _Info(Protocol):  # structural type of kernel.VariableInfo (no import: one-way graph)
     name: str
@@ -86,6 +91,12 @@ class VariableRecord:
         size = self.shape or (f"len {self.length}" if self.length is not None else "")
         head = f"- {self.name}: {self.kind}" + (f" [{size}]" if size else "")
         return head + self.status_note(in_use)
+
+    def brief(self, in_use: Container[str] | None = None) -> str:
+        """:meth:`head`, and the value of a number or a flag (``- total: float = 2081990.36``):
+        the reflectors' list, where a scalar has no size to show and no other place."""
+        scalar = self.kind in _SCALAR_KINDS and self.repr and len(self.repr) <= 40
+        return self.head(in_use) + (f" = {self.repr}" if scalar else "")
 
     def status_note(self, in_use: Container[str] | None = None) -> str:
         """`` (retained for X)``, `` (DEPRECATED ...)`` or empty for a plain alive variable."""
@@ -225,7 +236,7 @@ class VariableLedger:
                 why = f"no longer in the kernel after {r.updated_by}"
             gone.append(f"{r.name} ({why})")
         born = tuple(order[r.name] for r in ranked)
-        return LedgerView(lines, tuple(gone), born, tuple(r.head(in_use) for r in ranked))
+        return LedgerView(lines, tuple(gone), born, tuple(r.brief(in_use) for r in ranked))
 
     def _current(self, name: str) -> str:
         """Where a chain of replacements ends: the first name still in the kernel, or none."""

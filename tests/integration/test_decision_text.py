@@ -31,7 +31,7 @@ CODE = (
     "    globals()[f'wide_{_i}'] = [f'value {_i} {_j} ' * 3 for _j in range(40)]\n"
     "final_summary = 'OUTPUT_START ' + 'x' * 4000 + ' MIDDLE ' + 'x' * 4000 + ' OUTPUT_END'\n"
     "print(final_summary)\n"
-    "result = 1"
+    "result = 2081990.36"
 )
 
 
@@ -90,3 +90,7 @@ def test_a_retry_far_over_budget_keeps_task_criteria_and_feedback_whole(tmp_path
         assert "OUTPUT_START" in prompt and " MIDDLE " in prompt and "OUTPUT_END" in prompt
         assert "globals()[f'wide_{_i}']" in prompt  # the code it judges
     assert len(retry) > PROMPT_BUDGET_CHARS // 2
+    # numbers are listed with every digit they have (not 2081990.0)
+    listed = retry.split("## Variables in the kernel")[1].split("\n## ")[0]
+    assert "- result: float = 2081990.36" in listed, listed[:300]
+    assert all("result: float = 2081990.36" in prompt for prompt in reflector)

@@ -1,7 +1,8 @@
 """No answer is lost (issue 39), through the real CLI and litellm path against the loopback
 server, with real kernels: one answer too large to report in full is reported by its type,
 size and head, the other six stand, and the behavior reflector of the step that built it is
-told in its prompt, so a model could fix it in the same run."""
+told in its prompt, so a model could fix it in the same run. The problem's preface is not a
+question (keys "1"-"7" are its items), and named values read as Python writes them."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ CODE = """
 import pandas as pd
 frame = pd.read_csv(user_submit_files[0])
 final_answers = {str(i): {"value": i * 1.5, "text": f"answer {i}"} for i in range(1, 7)}
+final_answers["1"]["values"] = {"is_normal": False, "n": None, "xs": [1, 2]}
 _table = "a,b\\n" + "1,2\\n" * 500_000  # 2 MB of CSV text
 final_answers["7"] = {"value": _table, "text": "the cleaned table", "values": {"rows": 500_000}}
 result = len(frame)
@@ -53,7 +55,13 @@ def test_a_2mb_answer_is_shortened_and_the_six_others_stand(tmp_path: Path) -> N
         "value: str of 2,000,004 characters (over 8,000 characters of JSON)"
     ]
     assert summary["verification"]["status"] == "passed"
+    assert [a["question"] for a in answers[:2]] == [
+        "Compute answer number 1 of the table.",
+        "Compute answer number 2 of the table.",
+    ]
+    assert len(answers) == 7, "the preface is no question, and no answer was added"
     md = (run / "summary.md").read_text()
+    assert "   @is_normal[False] @n[None] @xs[1, 2]" in md
     assert "shortened (too large to report in full): value: str of 2,000,004 characters" in md
     reflector = [r.last_user for r in requests if r.transition == "COMPLETE_STEP"]
     assert reflector, "the behavior reflector was asked"
