@@ -32,7 +32,7 @@ from notebook_bcc.rundir.store import RunStore, utc_now
 from notebook_bcc.workflow import guards
 from notebook_bcc.workflow.context import RunContext, RunResult
 from notebook_bcc.workflow.exchange import AgentExchange
-from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, verdict, write_results
+from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, finish
 from notebook_bcc.workflow.fork import Branch, BranchLog, Fork
 from notebook_bcc.workflow.handlers import Handlers
 from notebook_bcc.workflow.host import KernelHost
@@ -136,8 +136,8 @@ class Runner:
             if self.shadow is not None and self.state.fsm_state != "WORKFLOW_COMPLETED":
                 self.shadow.close()
                 discard_scratch(self.store.root)
-            exit_code, message = verdict(self.state, exit_code, message)
-            summary = write_results(self.ctx, self.shadow, self._artifacts, self._spec)
+            ended = finish(self.ctx, self.shadow, self._artifacts, self._spec, exit_code, message)
+            exit_code, message, summary = ended
         except StorageError:
             if exit_code:  # the disk is still full: the checkpoint on disk is the last good one
                 return RunResult(self.store.root, self.state.fsm_state, exit_code, message, {})

@@ -1,0 +1,93 @@
+"""Honest outcomes and the smaller faults of issue 38, each through the real CLI: its exit code
+and its one line. The model is the loopback server (``tests.fakellm``) playing a scripted
+policy whose action cells are the fault."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.fakellm import FakeLLM, Request
+from tests.integration.test_llm import bcc
+from tests.scripted import one_stage
+
+pytestmark = pytest.mark.timeout(300)
+
+#: a load cell that assigns its table, then hangs past --cell-timeout
+HANG_AFTER_ASSIGN = (
+    "import pandas as pd\nframe = pd.read_csv(user_submit_files[0])\nimport time\ntime.sleep(60)"
+)
+
+
+def behaviors(codes: list[str], artifact: str, claims_complete: bool = False):
+    """A policy whose n-th behavior runs ``codes[n-1]`` (the last one again after that)."""
+    count = {"START_BEHAVIOR": 0}
+
+    def answer(req: Request) -> str:
+        count[req.transition] = count.get(req.transition, 0) + 1
+        n = count["START_BEHAVIOR"]
+        obs = SimpleNamespace(event=req.transition, behaviors_in_step=n - 1, artifacts=())
+        code = codes[min(n, len(codes)) - 1]
+        done = (lambda o: True) if claims_complete else None
+        return one_stage(obs, lambda o: code, complete_when=done, artifact=artifact)
+
+    return answer
+
+
+def run_with(tmp: Path, policy, *extra: str) -> tuple[object, Path, FakeLLM]:
+    problem, data, run = tmp / "problem.md", tmp / "d.csv", tmp / "run"
+    problem.write_text("Count the rows.\n")
+    data.write_text("a,b\n1,2\n3,4\n")
+    with FakeLLM(policy=policy) as fake:
+        proc, _, _ = bcc(
+            "run", str(problem), str(data), "--model", "openai/fake-model",
+            "--api-base", fake.url, "--out", str(run), "--cell-timeout", "3", *extra,
+        )  # fmt: skip
+    return proc, run, fake
+
+
+def test_a_notebook_that_does_not_rerun_exits_10(tmp_path: Path) -> None:
+    """The load cell assigns ``frame`` and hangs (timed out, so not in the notebook); the next
+    behavior uses ``frame`` and completes the step in the run's kernel. The verification
+    fails with NameError: exit 10, said by the final line, summary.json/md and ``bcc status``
+    (it exited 0 before)."""
+    policy = behaviors([HANG_AFTER_ASSIGN, "result = len(frame)"], artifact="result")
+    proc, run, _ = run_with(tmp_path, policy, "--json")
+    assert proc.returncode == 10, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["exit_code"] == 10
+    assert "NameError: name 'frame' is not defined" in result["message"]
+    assert result["outcome"].startswith("completed, but the notebook does not re-run")
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["verification"]["status"] == "failed"
+    assert summary["outcome"] == result["outcome"]
+    outcome_line = (run / "summary.md").read_text().splitlines()[2]
+    assert outcome_line.startswith("**Outcome:** completed, but the notebook does not re-run")
+    status = bcc("status", str(run))[0].stdout
+    assert "outcome   completed, but the notebook does not re-run" in status
+
+
+def test_an_artifact_made_only_by_a_timed_out_cell_is_missing(tmp_path: Path) -> None:
+    """The step's artifact ``frame`` is in the kernel, but only the timed-out cell made it:
+    G1 counts it missing (the reflector's claim is overridden) and the reflector is told why;
+    the step fails (exit 9) instead of completing without the table in the notebook."""
+    policy = behaviors([HANG_AFTER_ASSIGN], artifact="frame", claims_complete=True)
+    proc, run, fake = run_with(tmp_path, policy, "--max-behaviors-per-step", "1", "--no-verify")
+    assert proc.returncode == 9, proc.stderr[-2000:]
+    reflection = next(r for r in fake.requests if r.transition == "COMPLETE_STEP").last_user
+    assert "artifact frame: MISSING" in reflection
+    assert re.search(
+        r"frame is in the kernel, but made only by cell \d+-\d+, which timed out, "
+        "so the notebook does not have it",
+        reflection,
+    ), reflection[-1500:]
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    g1 = [e for e in events if e.get("type") == "guard" and e.get("guard") == "G1"]
+    assert g1 and re.search(
+        r"frame is not in the notebook \(made only by cell \d+-\d+, which timed out\)",
+        g1[0]["reason"],
+    )
