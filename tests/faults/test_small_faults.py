@@ -4,15 +4,18 @@ policy whose action cells are the fault."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from tests.conftest import run_bcc
 from tests.fakellm import FakeLLM, Request
-from tests.integration.test_llm import bcc
+from tests.integration.test_llm import BCC, ROOT, _env, bcc
 from tests.scripted import one_stage
 
 pytestmark = pytest.mark.timeout(300)
@@ -91,3 +94,71 @@ def test_an_artifact_made_only_by_a_timed_out_cell_is_missing(tmp_path: Path) ->
         r"frame is not in the notebook \(made only by cell \d+-\d+, which timed out\)",
         g1[0]["reason"],
     )
+
+
+def test_a_lone_surrogate_in_a_reply_does_not_stop_the_run(tmp_path: Path) -> None:
+    """A reply carrying an unpaired surrogate (``\\udc80``, valid JSON, not writable as UTF-8)
+    was an internal error (exit 1); it is replaced by U+FFFD when received, and the run goes on
+    to exit 0."""
+
+    def answer(req: Request) -> str:
+        obs = SimpleNamespace(event=req.transition, behaviors_in_step=0, artifacts=())
+        text = one_stage(obs, lambda o: "result = 1  # caf\udc80")
+        return text.replace("Compute it.", "Compute it \udc80 now.")
+
+    proc, run, _ = run_with(tmp_path, answer, "--no-verify")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("WORKFLOW_COMPLETED: ")
+    cells = json.loads((run / "notebook.ipynb").read_text(encoding="utf-8"))["cells"]
+    sources = [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells
+    ]
+    assert "Compute it \ufffd now." in sources
+    assert "result = 1  # caf\ufffd" in sources
+
+
+def test_no_api_key_is_one_whole_line_naming_the_variable_and_not_retried(
+    tmp_path: Path,
+) -> None:
+    """No OPENAI_API_KEY: litellm says "Missing credentials" as a 500, which was retried five
+    times, cut mid-word (``OPENAI_ADMIN_KE)``) and blamed on the network. Now: exit 4 at the
+    first call, one line naming the variable, one attempt."""
+    problem, data, run = tmp_path / "problem.md", tmp_path / "d.csv", tmp_path / "run"
+    problem.write_text("Count the rows.\n")
+    data.write_text("a,b\n1,2\n3,4\n")
+    env = {k: v for k, v in _env().items() if not k.endswith(("_API_KEY", "_ADMIN_KEY"))}
+    with FakeLLM() as fake:
+        proc = subprocess.run(
+            [*BCC, "run", str(problem), str(data), "--model", "openai/fake-model",
+             "--api-base", fake.url, "--out", str(run)],
+            capture_output=True, text=True, timeout=150, env=env, cwd=ROOT,
+        )  # fmt: skip
+    assert proc.returncode == 4, proc.stderr[-2000:]
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line == (
+        "error: openai/fake-model: no API key: OPENAI_API_KEY is not set "
+        f"(fix: export OPENAI_API_KEY=<your key>, then `bcc resume {run}`)"
+    ), proc.stderr
+    attempts = (run / "logs").glob("*.attempts.xml")
+    assert [p.read_text().count("Missing credentials") for p in attempts] == [1]
+
+
+def test_a_gzip_holding_one_huge_line_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    """A 1 MB gzip whose second line is 1 GiB (it took 8.5 GB of memory when the data preview
+    read it): exit 3 with the reason, before any run directory exists, in a block-sized scan."""
+    problem, data, run = tmp_path / "problem.md", tmp_path / "wide.csv.gz", tmp_path / "run"
+    problem.write_text("Count the rows.\n")
+    mebibyte = gzip.compress(b"x" * 2**20)
+    with data.open("wb") as handle:  # gzip members, one after another, are one stream
+        handle.write(gzip.compress(b"a,b\n"))
+        for _ in range(1024):
+            handle.write(mebibyte)
+        handle.write(gzip.compress(b",1\n"))
+    assert data.stat().st_size < 2 * 2**20
+    proc = run_bcc("run", str(problem), str(data), "--out", str(run))
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines() == [
+        "error: data file wide.csv.gz has a line over 16 MiB (decompressed) (fix: pass a table "
+        "with one record a line (bcc reads lines of up to 16 MiB))"
+    ]
+    assert not run.exists()
