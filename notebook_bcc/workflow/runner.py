@@ -21,7 +21,7 @@ from notebook_bcc.contract.observation import Observation, observe
 from notebook_bcc.contract.payloads import AlternativesPayload, ParsedPayload, element_for_log
 from notebook_bcc.contract.prompts import render
 from notebook_bcc.contract.translog import TransitionLog
-from notebook_bcc.errors import BccError, BudgetExhausted, StorageError
+from notebook_bcc.errors import BccError, BudgetExhausted, DiskFull, StorageError
 from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.inputs.questions import follow_up_questions
@@ -118,7 +118,7 @@ class Runner:
             exc = BccError.from_exception(caught)
             if not isinstance(caught, BccError | KeyboardInterrupt):  # a bug: keep its trace
                 self.store.append_event({"type": "internal_error", "traceback": _trace(caught)})
-            if isinstance(exc, StorageError):
+            if isinstance(exc, DiskFull):
                 exc.remedy = "free disk space, then `bcc resume RUN_DIR` continues"
             exc.remedy = exc.remedy.replace("RUN_DIR", str(self.store.root))
             exit_code, message = exc.exit_code, exc.one_line()

@@ -143,7 +143,7 @@ def _reopen(
         state = WorkflowState.from_json(store.read_json("state.json"))
         if asking:
             _check_askable(run_dir, state)
-    except UsageError:  # (a ValueError too)
+    except (UsageError, InputError):  # (ValueErrors too) a damaged state.json says so itself
         store.unlock()
         raise
     except ValueError as exc:

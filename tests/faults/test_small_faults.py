@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -162,3 +163,71 @@ def test_a_gzip_holding_one_huge_line_is_refused_before_anything_is_read(tmp_pat
         "with one record a line (bcc reads lines of up to 16 MiB))"
     ]
     assert not run.exists()
+
+
+@pytest.fixture(scope="module")
+def stopped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run directory as a run stopped at its first model call leaves it (offline model)."""
+    tmp = tmp_path_factory.mktemp("stopped")
+    problem, data, run = tmp / "problem.md", tmp / "d.csv", tmp / "run"
+    problem.write_text("Count the rows.\n")
+    data.write_text("a,b\n1,2\n3,4\n")
+    proc = run_bcc(
+        "run", str(problem), str(data), "--out", str(run), "--quiet",
+        env={"BCC_FAILPOINTS": "agent@1=bug"},
+    )  # fmt: skip
+    assert proc.returncode == 1 and (run / "state.json").is_file(), proc.stderr
+    return run
+
+
+def copy_of(run: Path, tmp: Path) -> Path:
+    copy = tmp / "copy"
+    shutil.copytree(run, copy, ignore=shutil.ignore_patterns("run.lock"))
+    return copy
+
+
+def test_a_damaged_checkpoint_says_so(stopped_run: Path, tmp_path: Path) -> None:
+    """state.json that is not JSON, or missing: `bcc status`, `resume` and `report` said
+    "internal error" (exit 1); now exit 3, the file named, and what to do."""
+    run = copy_of(stopped_run, tmp_path)
+    (run / "state.json").write_text('{"schema_version": 1, "fsm_st')
+    remedy = f"(fix: restore it from a backup, or redo the run without a model: `bcc replay {run}"
+    for command in ("status", "resume", "report"):
+        proc = run_bcc(command, str(run))
+        assert proc.returncode == 3, (command, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(
+            f"error: {run}/state.json is damaged (not JSON: "
+        )
+        assert remedy in lines[0], lines
+    (run / "state.json").unlink()
+    proc = run_bcc("resume", str(run))
+    assert proc.returncode == 3
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {run}/state.json, the run's checkpoint, is missing: the run directory is damaged "
+        f"{remedy} --out NEW_DIR`)"
+    ]
+
+
+def test_a_read_only_run_directory_says_so_and_keeps_its_checkpoint(
+    stopped_run: Path, tmp_path: Path
+) -> None:
+    """The run directory mounted read-only (bubblewrap): `bcc resume` was an internal error and
+    `bcc report` said "free disk space"; now exit 8, "Read-only file system" and a remedy
+    that fits, and the checkpoint as it was."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap mounts the run directory read-only")
+    run = copy_of(stopped_run, tmp_path)
+    before = (run / "state.json").read_bytes()
+    read_only = ["bwrap", "--bind", "/", "/", "--ro-bind", str(run), str(run), "--dev", "/dev"]
+    for command, name in (("resume", "run.lock"), ("report", "report.html")):
+        proc = subprocess.run(
+            [*read_only, "--proc", "/proc", *BCC, command, str(run)],
+            capture_output=True, text=True, timeout=120, cwd=ROOT,
+        )  # fmt: skip
+        assert proc.returncode == 8, (command, proc.stderr)
+        assert proc.stderr.strip().splitlines() == [
+            f"error: cannot write {run}/{name}: Read-only file system (fix: make {run} "
+            "writable, or copy the run directory to a writable place)"
+        ]
+    assert (run / "state.json").read_bytes() == before
