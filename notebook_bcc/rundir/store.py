@@ -150,9 +150,11 @@ class RunStore:
         store = cls(root)
         store.lock()
         try:
+            failpoints.hit("create", root / "problem.md")
             shutil.copyfile(problem, root / "problem.md")
             for src in data:
                 dst = root / "assets" / src.name
+                failpoints.hit("create", dst)
                 shutil.copyfile(src, dst)
                 dst.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
             (root / "events.jsonl").touch()

@@ -231,3 +231,32 @@ def test_a_read_only_run_directory_says_so_and_keeps_its_checkpoint(
             "writable, or copy the run directory to a writable place)"
         ]
     assert (run / "state.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("point", ["create@1", "create:config.json@1", "create:state.json@1"])
+def test_a_disk_full_while_the_run_directory_is_made_leaves_nothing(
+    point: str, tmp_path: Path
+) -> None:
+    """ENOSPC at the first file (the problem's copy), at config.json, at state.json (the last):
+    a half-made directory was accepted neither by `bcc resume` (no state.json) nor by a new
+    run (`--out` not empty). Now: exit 8, one line saying to run again, nothing left (an empty
+    `--out` stays empty), and the same command then starts the run."""
+    problem, data = tmp_path / "problem.md", tmp_path / "d.csv"
+    problem.write_text("Count the rows.\n")
+    data.write_text("a,b\n1,2\n3,4\n")
+    for run in (tmp_path / "new", tmp_path / "empty"):
+        if run.name == "empty":
+            run.mkdir()
+        args = ["run", str(problem), str(data), "--out", str(run), "--quiet"]
+        proc = run_bcc(*args, env={"BCC_FAILPOINTS": f"{point}=enospc"})
+        assert proc.returncode == 8, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"error: disk full while writing {run}")
+        assert lines[0].endswith(
+            "(fix: free disk space or choose a writable --out, then run the command again "
+            "(nothing of the run was kept))"
+        ), lines
+        assert not run.exists() if run.name == "new" else not any(run.iterdir())
+        started = run_bcc(*args, env={"BCC_FAILPOINTS": "agent@1=bug"})  # stops once started
+        assert started.returncode == 1 and "failpoint agent@1" in started.stderr, started.stderr
+        assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_ABORTED"
