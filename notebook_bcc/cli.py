@@ -278,8 +278,10 @@ def replay(
         files = saved.pop("files", None)  # in the order the run was given them
         config = RunConfig.from_json(saved).with_budgets(model=f"replay:{run_dir}")
         data = [run_dir / f for f in files] if files else sorted((run_dir / "assets").iterdir())
-        state = run_dir / "state.json"
-        recorded = json.loads(state.read_text()).get("follow_ups", []) if state.exists() else []
+        try:  # a damaged checkpoint: the recorded replies are in logs/, without follow-ups
+            recorded = json.loads((run_dir / "state.json").read_text()).get("follow_ups", [])
+        except (OSError, ValueError):
+            recorded = []
         return session.create_run(
             config,
             run_dir / "problem.md",

@@ -13,10 +13,16 @@ The tree::
     ├── KernelError(BccError, RuntimeError) exit 5  kernel could not start / died too often
     ├── PayloadError(BccError, ValueError) exit 6   agent reply invalid (after repairs)
     ├── BudgetExhausted(BccError)          exit 7   a budget ran out (run aborted, resumable)
-    ├── StorageError(BccError, OSError)    exit 8   cannot write the run directory
+    ├── StorageError(BccError, OSError)    exit 8   cannot write (or read) the run directory
+    │   ├── DiskFull(StorageError)         exit 8   no space left (resumable once freed)
     │   └── RunLocked(StorageError)        exit 8   another bcc holds the run lock
     └── Interrupted(BccError)              exit 130  Ctrl-C (resumable)
         └── Terminated(Interrupted)        exit 143  SIGTERM (resumable)
+
+A run that completes raises nothing; its exit code says how complete it is (README, "Exit
+codes"): 0 every step complete and the notebook verified (or not asked to be), 9 completed with
+failed or skipped steps (``workflow.finish.COMPLETED_WITH_FAILED_STEPS``), 10 completed, but
+the notebook does not re-run: verification failed (``workflow.finish.NOTEBOOK_DOES_NOT_RERUN``).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ __all__ = [
     "PayloadError",
     "BudgetExhausted",
     "StorageError",
+    "DiskFull",
     "RunLocked",
     "Interrupted",
     "Terminated",
@@ -144,6 +151,10 @@ class StorageError(BccError, OSError):
     default_remedy = (
         "free disk space or choose a writable --runs-dir / --out, then `bcc resume RUN_DIR`"
     )
+
+
+class DiskFull(StorageError):
+    """No space left on the device while writing the run directory."""
 
 
 class RunLocked(StorageError):

@@ -6,6 +6,8 @@ Inert unless ``$BCC_FAILPOINTS`` is set (it never is in normal use). The points:
            runner starts; setting up a new run directory is not counted)
 ``agent``  every agent call of a transition (before the model is asked)
 ``abort``  the start of the clean-up after an error or interrupt (before the abort checkpoint)
+``create`` every file written while a new run directory is set up, before the runner starts
+           (the problem, each data file, then the writes; not traced)
 
 ``BCC_FAILPOINTS`` is a comma-separated list of ``POINT@N=ACTION``: at the Nth hit of POINT,
 or ``POINT:NAME@N=ACTION``: at its Nth hit on a file named NAME (``write:state.json@9``; the
@@ -55,7 +57,11 @@ def arm() -> None:
 
 def hit(point: str, path: Path | str = "") -> None:
     """Count one hit of ``point``; perform the configured action for this hit, if any."""
-    if not _armed or not (_RULES or _TRACE):
+    if not _armed:  # setting up a run directory: its writes are ``create`` hits
+        if point in ("write", "create") and _RULES:
+            _setting_up(path)
+        return
+    if not (_RULES or _TRACE):
         return
     n = _counts[point] = _counts.get(point, 0) + 1
     named = f"{point}:{Path(path).name}"
@@ -71,6 +77,14 @@ def hit(point: str, path: Path | str = "") -> None:
     if action == "pause":
         Path(os.environ["BCC_FAILPOINTS_MARK"]).touch()
         _pause(PAUSE_S)
+
+
+def _setting_up(path: Path | str) -> None:
+    n = _counts["create"] = _counts.get("create", 0) + 1
+    named = f"create:{Path(path).name}"
+    n_named = _counts[named] = _counts.get(named, 0) + 1
+    if (_RULES.get(("create", n)) or _RULES.get((named, n_named))) == "enospc":
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
 
 def _pause(seconds: float) -> None:

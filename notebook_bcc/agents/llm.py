@@ -22,6 +22,7 @@ from tenacity import (
 from notebook_bcc.agents import AgentReply, AgentSettings
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
+from notebook_bcc.contract.reply import without_lone_surrogates
 from notebook_bcc.errors import LLMError
 from notebook_bcc.kernel.figures import MAX_FIGURES, downscaled_png
 
@@ -84,7 +85,24 @@ def _status(exc: BaseException) -> int | None:
     return int(code) if isinstance(code, int) else None
 
 
+def _missing_key(exc: BaseException) -> bool:
+    """The provider's client refused to send without an API key (litellm reports it as a
+    500, "Missing credentials", which no retry can mend)."""
+    text = str(exc).lower()
+    return "missing credentials" in text or "api_key client option must be set" in text
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    """The first line of ``text``, at most ``limit`` characters, never cut mid-word."""
+    first = " ".join((text.splitlines() or [""])[0].split())
+    if len(first) <= limit:
+        return first
+    return first[:limit].rsplit(" ", 1)[0] + " …"
+
+
 def _transient(exc: BaseException) -> bool:
+    if _missing_key(exc):
+        return False
     lt = _litellm()
     if isinstance(exc, (lt.RateLimitError, lt.Timeout, lt.APIConnectionError)):
         return True
@@ -187,7 +205,7 @@ class LLMAgent:
             response = retrying(call)
         except Exception as exc:  # noqa: BLE001 - litellm raises bare Exception too; all are the provider's
             raise self._translate(exc, tuple(failures)) from None
-        text = response.choices[0].message.content or ""
+        text = without_lone_surrogates(response.choices[0].message.content or "")
         usage = getattr(response, "usage", None)
         try:
             cost = float(lt.completion_cost(completion_response=response) or 0.0)
@@ -259,10 +277,17 @@ class LLMAgent:
     ) -> LLMError:
         """The LLMError for a provider exception, with the attempts made (for the log)."""
         lt = _litellm()
-        first = (str(exc).splitlines() or [""])[0][:200]
-        if isinstance(exc, (lt.AuthenticationError, lt.PermissionDeniedError)):
+        first = _clip(str(exc))
+        variable = key_variable(self.model)
+        if _missing_key(exc) and not os.environ.get(variable):
+            message = f"{self.model}: no API key: {variable} is not set"
+            remedy = f"export {variable}=<your key>, then `bcc resume RUN_DIR`"
+        elif _missing_key(exc):
+            message = f"{self.model}: the provider's client found no API key ({first})"
+            remedy = f"set the key variable the provider needs (for {self.model}: {variable})"
+        elif isinstance(exc, (lt.AuthenticationError, lt.PermissionDeniedError)):
             message = f"{self.model}: authentication failed ({first})"
-            remedy = f"set {key_variable(self.model)} to a valid key"
+            remedy = f"set {variable} to a valid key, then `bcc resume RUN_DIR`"
         elif isinstance(exc, lt.NotFoundError):
             message, remedy = f"{self.model}: model not found ({first})", "check --model"
         elif isinstance(exc, lt.BadRequestError):

@@ -72,6 +72,15 @@ _START_TAG_WITH_ATTRS = re.compile(rf"<([A-Za-z_][\w.:-]*)((?:{_ATTR})+)(\s*/?>)
 _ONE_ATTR = re.compile(rf"({_ATTR})")
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_lone_surrogates(text: str) -> str:
+    """A model's reply as text that can be written: an unpaired UTF-16 surrogate (``\\udc80``,
+    which a JSON reply may carry and no UTF-8 file can hold) becomes U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def _position(text: str, index: int) -> tuple[int, int]:
     """1-based (line, column) of ``text[index]``."""
     line_start = text.rfind("\n", 0, index) + 1

@@ -22,7 +22,7 @@ from lxml import etree
 
 from notebook_bcc.rundir.report_plan import Transition, plan_html
 from notebook_bcc.rundir.results import named_text, quoted_text
-from notebook_bcc.rundir.store import RunStore, read_log
+from notebook_bcc.rundir.store import RunStore, read_log, read_run_json
 from notebook_bcc.rundir.summary import verification_text
 
 __all__ = ["render_report", "write_report"]
@@ -292,11 +292,8 @@ def _spent(usage: dict[str, Any]) -> str:
 def render_report(root: Path) -> str:
     """The HTML of the run directory ``root`` (any state: running, aborted, completed)."""
     root = Path(root)
-    state = json.loads((root / "state.json").read_text(encoding="utf-8"))
-    summary_path = root / "summary.json"
-    summary = (
-        json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
-    )
+    state = read_run_json(root, "state.json")
+    summary = read_run_json(root, "summary.json") if (root / "summary.json").exists() else None
     transitions = _transitions(RunStore(root))
     notebook, cells_by_seq = _notebook(root)
     title = state.get("project_title") or state.get("problem_title") or root.name

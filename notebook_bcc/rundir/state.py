@@ -118,6 +118,9 @@ class WorkflowState:
     behavior_xml: str = ""  # the current behavior payload, as validated
     last_execution: list[dict[str, Any]] = field(default_factory=list)  # cells of last action
     last_checks: dict[str, Any] = field(default_factory=dict)
+    #: variables in the kernel that only a failed or timed-out cell made (not in the notebook):
+    #: name -> that cell, and how it failed (G1 counts them missing)
+    made_by_failed_cells: dict[str, str] = field(default_factory=dict)
     #: one entry per behavior of the current step: behavior, iteration, task, cells, checks,
     #: verdict and the behavior reflector's words (what the stage reflector and a retry see)
     step_log: list[dict[str, Any]] = field(default_factory=list)

@@ -23,9 +23,17 @@ from typing import Any
 from lxml import etree
 
 from notebook_bcc import failpoints
-from notebook_bcc.errors import InputError, RunLocked, StorageError, UsageError
+from notebook_bcc.errors import DiskFull, InputError, RunLocked, StorageError, UsageError
 
-__all__ = ["RunStore", "Recovery", "read_log", "write_durable", "slugify", "utc_now"]
+__all__ = [
+    "RunStore",
+    "Recovery",
+    "read_log",
+    "read_run_json",
+    "write_durable",
+    "slugify",
+    "utc_now",
+]
 
 #: a transition log written before its checkpoint, renamed ``NNNN_EVENT.xml`` after it
 PENDING = ".pending.xml"
@@ -43,10 +51,46 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+#: an OSError that says the run directory may not be written (not that the disk is full)
+_READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
 def _storage_error(exc: OSError, path: Path) -> StorageError:
     if exc.errno == errno.ENOSPC:
-        return StorageError(f"disk full while writing {path}")
+        return DiskFull(f"disk full while writing {path}")
+    if exc.errno in _READ_ONLY:
+        return StorageError(
+            f"cannot write {path}: {exc.strerror or exc}",
+            remedy=f"make {path.parent} writable, or copy the run directory to a writable place",
+        )
     return StorageError(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def read_run_json(root: Path, relpath: str) -> Any:
+    """A JSON file of the run directory ``root``; a missing or damaged one (InputError, exit
+    3) or an unreadable one (StorageError, exit 8) says so with a remedy."""
+    path = root / relpath
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(
+            f"{path} is missing: the run directory is damaged", remedy=_DAMAGED.format(root=root)
+        ) from None
+    except OSError as exc:
+        raise StorageError(
+            f"cannot read {path}: {exc.strerror or exc}",
+            remedy=f"make {root} readable by this user",
+        ) from None
+    except ValueError as exc:  # not UTF-8, or not JSON
+        cause = " ".join(str(exc).split())[:120]
+        raise InputError(
+            f"{path} is damaged (not JSON: {cause})", remedy=_DAMAGED.format(root=root)
+        ) from None
+
+
+_DAMAGED = (
+    "restore it from a backup, or redo the run without a model: `bcc replay {root} --out NEW_DIR`"
+)
 
 
 def write_durable(path: Path, data: bytes | str) -> None:
@@ -106,9 +150,11 @@ class RunStore:
         store = cls(root)
         store.lock()
         try:
+            failpoints.hit("create", root / "problem.md")
             shutil.copyfile(problem, root / "problem.md")
             for src in data:
                 dst = root / "assets" / src.name
+                failpoints.hit("create", dst)
                 shutil.copyfile(src, dst)
                 dst.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
             (root / "events.jsonl").touch()
@@ -118,6 +164,11 @@ class RunStore:
 
     @classmethod
     def open(cls, root: Path) -> RunStore:
+        if (root / "config.json").is_file() and not (root / "state.json").exists():
+            raise InputError(
+                f"{root}/state.json, the run's checkpoint, is missing: the run directory is damaged",
+                remedy=_DAMAGED.format(root=root),
+            )
         if not (root / "state.json").is_file():
             raise InputError(
                 f"{root} is not a bcc run directory (no state.json)",
@@ -128,7 +179,10 @@ class RunStore:
     # -- lock -----------------------------------------------------------------------------
     def lock(self) -> None:
         path = self.root / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only run directory: bcc cannot carry it on
+            raise _storage_error(exc, path) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -247,7 +301,8 @@ class RunStore:
         return all((self.root / name).exists() for name in ("summary.json", "summary.md"))
 
     def read_json(self, relpath: str) -> Any:
-        return json.loads((self.root / relpath).read_text(encoding="utf-8"))
+        """A JSON file of the run (``read_run_json``: a damaged one says so)."""
+        return read_run_json(self.root, relpath)
 
     def events(self) -> Iterator[dict[str, Any]]:
         """Events in order; a torn line (a crash mid-append, before ``recover``) is skipped."""

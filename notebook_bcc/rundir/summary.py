@@ -10,7 +10,7 @@ from typing import Any
 from notebook_bcc.rundir.results import FINDINGS_NAMES, Asked, answers, named_text, value_text
 from notebook_bcc.rundir.state import Usage, WorkflowState
 
-__all__ = ["build_summary", "kernel_words", "render_summary_md"]
+__all__ = ["build_summary", "does_not_rerun", "kernel_words", "render_summary_md"]
 
 
 def build_summary(
@@ -33,7 +33,7 @@ def build_summary(
         "title": state.project_title or state.problem_title,
         "question": _asked(question),
         "final_state": state.fsm_state,
-        "outcome": _outcome(state),
+        "outcome": _outcome(state, verification),
         "error": state.error or None,
         "counts": {
             "transitions": c.transitions,
@@ -148,12 +148,29 @@ def _asked(text: str, limit: int = 1000) -> str:
     return head[: cut if cut > 0 else limit].rstrip() + "\n\n(… the rest is in problem.md)"
 
 
-def _outcome(state: WorkflowState) -> str:
-    """The final state in words a script and a reader cannot mistake for a clean success."""
+def _outcome(state: WorkflowState, verification: dict[str, Any]) -> str:
+    """The final state in words a script and a reader cannot mistake for a clean success:
+    a completed run says its failed steps, and first of all a notebook that does not re-run."""
+    if state.fsm_state != "WORKFLOW_COMPLETED":
+        return state.fsm_state
     shortfall = state.shortfall()
-    if state.fsm_state == "WORKFLOW_COMPLETED" and shortfall:
-        return f"completed with {shortfall}"
-    return {"WORKFLOW_COMPLETED": "completed"}.get(state.fsm_state, state.fsm_state)
+    done = f"completed with {shortfall}" if shortfall else "completed"
+    failed = does_not_rerun(verification)
+    return f"{done}, but {failed}" if failed else done
+
+
+def does_not_rerun(verification: dict[str, Any]) -> str:
+    """What a failed verification means for the reader, in words ("" when it did not fail)."""
+    if verification.get("status") != "failed":
+        return ""
+    error = " ".join(str(verification.get("error") or "").split())
+    if verification.get("verifier_failed"):
+        return f"the notebook could not be verified: verification failed ({error})"
+    if verification.get("results") == "differ":
+        return f"the notebook does not re-run to its results: verification failed ({error})"
+    cell = verification.get("first_failing_cell")
+    at = f" at cell {cell}" if cell is not None else ""
+    return f"the notebook does not re-run: verification failed{at} ({error})"
 
 
 def kernel_words(kernel: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ the G1 facts (declared artifacts present, acceptance criteria evaluated) for the
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from notebook_bcc.contract.observation import CellFact
@@ -42,6 +42,7 @@ def perform(
     notes: list[str] = []
     figures: list[Figure] = []
     failed = False
+    made = _MadeBy(s.made_by_failed_cells, {r.name for r in s.ledger.in_kernel()})
     for n, action in enumerate(p.actions, 1):
         if action.kind == "title":
             s.project_title = action.content.strip()
@@ -74,6 +75,7 @@ def perform(
         shown = figures_in(outcome.outputs, first=len(figures) + 1)
         figures += shown
         facts.append(asdict(fact_from(outcome, tuple(f.note for f in shown), action.content)))
+        made.ran(cell_id, outcome.status, action.content)
         if outcome.status == "ok":
             _flush_texts(doc, texts, tag)
             doc.add_code(action.content, tag, outcome.outputs, outcome.execution_count)
@@ -98,6 +100,13 @@ def perform(
     except (TimeoutError, KernelError) as exc:
         notes.append(f"checks could not run: {exc}")
         report = CheckReport(tuple((n, False) for n in names), ())
+    s.made_by_failed_cells = made.held({r.name for r in s.ledger.in_kernel()})
+    report, unsaved = made.checked(report)
+    notes += [
+        f"{name} is in the kernel, but made only by {why}, so the notebook does not have "
+        "it and it counts as MISSING: make it again in a cell that succeeds"
+        for name, why in unsaved.items()
+    ]
     notes += host.result_notes([a.content for a in p.actions if a.kind == "code"])
     for name, present in report.artifacts:
         log.add_artifact(name, present)
@@ -108,11 +117,43 @@ def perform(
         "artifacts": [list(a) for a in report.artifacts],
         "criteria": [list(c) for c in report.criteria],
         "notes": notes,
+        **({"unsaved": unsaved} if unsaved else {}),
     }
     if s.step_log:
         s.step_log[-1].update(cells=facts, checks=s.last_checks)
     doc.save()
     return tuple(figures)
+
+
+class _MadeBy:
+    """Which variables only a failed or timed-out cell made (G1 counts them missing: the
+    notebook, which keeps no failed cell, does not have them). ``made``: the run's record,
+    name -> the cell that made it; ``before``: the names in the kernel before the action."""
+
+    def __init__(self, made: dict[str, str], before: set[str]) -> None:
+        self.made, self.before, self.kept = dict(made), before, set[str]()
+
+    def ran(self, cell_id: str, status: str, code: str) -> None:
+        bound = guards.names_bound(code)
+        if status == "ok":
+            self.kept |= bound
+            for name in bound:
+                self.made.pop(name, None)
+            return
+        how = {"timeout": "timed out", "dead": "killed the kernel"}.get(status, "failed")
+        for name in bound - self.before - self.kept:
+            self.made[name] = f"cell {cell_id}, which {how}"
+
+    def held(self, in_kernel: set[str]) -> dict[str, str]:
+        """The record, for the names still in the kernel."""
+        self.made = {name: why for name, why in self.made.items() if name in in_kernel}
+        return self.made
+
+    def checked(self, report: CheckReport) -> tuple[CheckReport, dict[str, str]]:
+        """The checks with an artifact only a failed cell made as missing; those artifacts."""
+        unsaved = {n: self.made[n] for n, present in report.artifacts if present and n in self.made}
+        artifacts = tuple((n, present and n not in unsaved) for n, present in report.artifacts)
+        return replace(report, artifacts=artifacts), unsaved
 
 
 def _flush_texts(doc: NotebookDocument, texts: list[str], tag: CellTag) -> None:

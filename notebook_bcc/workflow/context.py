@@ -56,9 +56,13 @@ class RunResult:
         }
 
     def outcome(self) -> str:
-        """The final state, with the failed and skipped steps it carries if any."""
+        """The final state, with the failed and skipped steps it carries if any, and a failed
+        verification."""
         counts = self.summary.get("counts", {})
         failed, skipped = counts.get("failed_steps") or 0, counts.get("skipped") or 0
         short = [f"{failed} failed step(s)"] if failed else []
         short += [f"{skipped} skipped"] if skipped else []
-        return self.final_state + (f" with {', '.join(short)}" if short else "")
+        line = self.final_state + (f" with {', '.join(short)}" if short else "")
+        if (self.summary.get("verification") or {}).get("status") == "failed":
+            line += ", but the notebook does not re-run (verification failed)"
+        return line

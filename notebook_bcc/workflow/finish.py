@@ -11,25 +11,57 @@ from notebook_bcc.inputs.questions import follow_up_questions
 from notebook_bcc.kernel.shadow import ShadowRun
 from notebook_bcc.rundir.report import write_report
 from notebook_bcc.rundir.state import WorkflowState
-from notebook_bcc.rundir.summary import build_summary, render_summary_md
+from notebook_bcc.rundir.summary import build_summary, does_not_rerun, render_summary_md
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.verify import verify
 
-__all__ = ["COMPLETED_WITH_FAILED_STEPS", "verdict", "write_results"]
+__all__ = [
+    "COMPLETED_WITH_FAILED_STEPS",
+    "NOTEBOOK_DOES_NOT_RERUN",
+    "finish",
+    "verdict",
+    "write_results",
+]
 
 #: the exit code of a run that completed with failed steps (README, "Exit codes")
 COMPLETED_WITH_FAILED_STEPS = 9
+#: the exit code of a run that completed but whose notebook failed its verification
+NOTEBOOK_DOES_NOT_RERUN = 10
 
 
-def verdict(state: WorkflowState, exit_code: int, message: str) -> tuple[int, str]:
-    """The exit code and message of a run that reached ``state`` (an error's, if any, stays)."""
+def verdict(
+    state: WorkflowState,
+    exit_code: int,
+    message: str,
+    verification: dict[str, Any] | None = None,
+) -> tuple[int, str]:
+    """The exit code and message of a run that reached ``state`` (an error's, if any, stays).
+    A completed run whose ``verification`` failed is never a success: exit 10, said first."""
     if state.fsm_state == "WORKFLOW_COMPLETED":
         shortfall = state.shortfall()
         exit_code = COMPLETED_WITH_FAILED_STEPS if shortfall else 0
         message = "workflow completed" + (f" with {shortfall}" if shortfall else "")
+        failed = does_not_rerun(verification or {})
+        if failed:
+            exit_code, message = NOTEBOOK_DOES_NOT_RERUN, f"{message}, but {failed}"
     elif state.fsm_state == "WORKFLOW_FAILED" and not message:
         exit_code, message = 1, f"workflow failed: {state.error}"
     return exit_code, message
+
+
+def finish(
+    ctx: RunContext,
+    shadow: ShadowRun | None,
+    artifacts: dict[str, Any],
+    spec: ProblemSpec,
+    exit_code: int,
+    message: str,
+) -> tuple[int, str, dict[str, Any]]:
+    """The end of a run: the exit code and message (after the verification, when it runs)
+    and the summary written."""
+    summary = write_results(ctx, shadow, artifacts, spec)
+    exit_code, message = verdict(ctx.state, exit_code, message, summary["verification"])
+    return exit_code, message, summary
 
 
 def write_results(

@@ -8,7 +8,9 @@ needed) by ``VariableLedger.deprecate``; G6 (budgets) by ``budget_exhausted`` be
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -20,6 +22,7 @@ __all__ = [
     "cap_plan",
     "code_digest",
     "completion",
+    "names_bound",
     "plan_move",
     "repeated_code",
     "step_cap",
@@ -44,12 +47,57 @@ def cap_plan(items: Sequence[T], cap: int, what: str) -> tuple[list[T], Guard | 
     )
 
 
-def completion(claims_complete: bool, missing: Sequence[str]) -> Guard | None:
-    """G1: a completion claim while a declared artifact is missing in the kernel is overridden."""
+def completion(
+    claims_complete: bool, missing: Sequence[str], why: Mapping[str, str] | None = None
+) -> Guard | None:
+    """G1: a completion claim while a declared artifact is missing is overridden. ``why``:
+    the artifacts in the kernel that only a failed cell made (not in the notebook), each
+    with that cell; they count as missing."""
     if claims_complete and missing:
-        reason = "declared artifacts missing in the kernel: " + ", ".join(missing)
-        return Guard("G1", "completion_overridden", reason)
+        why = why or {}
+        absent = [name for name in missing if name not in why]
+        parts = ["declared artifacts missing in the kernel: " + ", ".join(absent)] if absent else []
+        parts += [
+            f"{name} is not in the notebook (made only by {why[name]})"
+            for name in missing
+            if name in why
+        ]
+        return Guard("G1", "completion_overridden", "; ".join(parts))
     return None
+
+
+_MAGIC = re.compile(r"^(\s*)[%!].*$", re.MULTILINE)
+
+
+def names_bound(code: str) -> set[str]:
+    """The names a cell binds at the top level of the kernel's namespace, read from its code
+    (assignments, imports, definitions, loop and ``with`` targets); none when it does not
+    parse. IPython's ``%`` and ``!`` lines are read as ``pass``."""
+    try:
+        tree = ast.parse(_MAGIC.sub(r"\1pass", code))
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    scoped = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    comprehensions = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, scoped):
+            if not isinstance(node, ast.Lambda):
+                names.add(node.name)
+            continue  # its own scope
+        if isinstance(node, comprehensions):
+            continue  # its targets are its own (a walrus inside is rare enough)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        todo.extend(ast.iter_child_nodes(node))
+    names.discard("*")
+    return names
 
 
 def step_cap(behaviors: int, cap: int) -> Guard | None:

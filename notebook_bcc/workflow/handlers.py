@@ -268,7 +268,7 @@ class Handlers:
         missing = [a for a, ok in s.last_checks.get("artifacts", []) if not ok]
         complete = p.next_state == "STEP_COMPLETED"
         feedback = p.decision_reasoning
-        overridden = guards.completion(complete, missing)
+        overridden = guards.completion(complete, missing, s.last_checks.get("unsaved"))
         if overridden is not None:
             _log_guard(log, overridden)
             s.counters.guard_overrides += 1

@@ -21,7 +21,7 @@ from notebook_bcc.contract.observation import Observation, observe
 from notebook_bcc.contract.payloads import AlternativesPayload, ParsedPayload, element_for_log
 from notebook_bcc.contract.prompts import render
 from notebook_bcc.contract.translog import TransitionLog
-from notebook_bcc.errors import BccError, BudgetExhausted, StorageError
+from notebook_bcc.errors import BccError, BudgetExhausted, DiskFull, StorageError
 from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.inputs.questions import follow_up_questions
@@ -32,7 +32,7 @@ from notebook_bcc.rundir.store import RunStore, utc_now
 from notebook_bcc.workflow import guards
 from notebook_bcc.workflow.context import RunContext, RunResult
 from notebook_bcc.workflow.exchange import AgentExchange
-from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, verdict, write_results
+from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, finish
 from notebook_bcc.workflow.fork import Branch, BranchLog, Fork
 from notebook_bcc.workflow.handlers import Handlers
 from notebook_bcc.workflow.host import KernelHost
@@ -118,7 +118,7 @@ class Runner:
             exc = BccError.from_exception(caught)
             if not isinstance(caught, BccError | KeyboardInterrupt):  # a bug: keep its trace
                 self.store.append_event({"type": "internal_error", "traceback": _trace(caught)})
-            if isinstance(exc, StorageError):
+            if isinstance(exc, DiskFull):
                 exc.remedy = "free disk space, then `bcc resume RUN_DIR` continues"
             exc.remedy = exc.remedy.replace("RUN_DIR", str(self.store.root))
             exit_code, message = exc.exit_code, exc.one_line()
@@ -136,8 +136,8 @@ class Runner:
             if self.shadow is not None and self.state.fsm_state != "WORKFLOW_COMPLETED":
                 self.shadow.close()
                 discard_scratch(self.store.root)
-            exit_code, message = verdict(self.state, exit_code, message)
-            summary = write_results(self.ctx, self.shadow, self._artifacts, self._spec)
+            ended = finish(self.ctx, self.shadow, self._artifacts, self._spec, exit_code, message)
+            exit_code, message, summary = ended
         except StorageError:
             if exit_code:  # the disk is still full: the checkpoint on disk is the last good one
                 return RunResult(self.store.root, self.state.fsm_state, exit_code, message, {})

@@ -8,13 +8,15 @@ the kernels a killed ``bcc`` left behind and forget what the last transition had
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import shutil
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from notebook_bcc.agents import make_agent
 from notebook_bcc.config import RunConfig
-from notebook_bcc.errors import InputError, RunLocked, UsageError
+from notebook_bcc.errors import InputError, RunLocked, StorageError, UsageError
 from notebook_bcc.inputs.check import check_inputs
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.kernel.gateway import Gateway
@@ -52,19 +54,20 @@ def create_run(
     agent = make_agent(
         config.model, api_base=config.api_base, run_id=root.name, timeout=config.llm_timeout
     )  # fails (exit 4) before anything is created when the model string is unusable
-    store = RunStore.create(root, inputs.problem, inputs.data)
     files = [f"assets/{p.name}" for p in inputs.data]
     state = WorkflowState(run_id=root.name, problem_title=title)
     state.ledger.observe(parameter_variables(title, files, config.seed), "parameters")
     state.kernel_code = {"modules": PARAMETER_MODULES, "callables": []}
-    doc = NotebookDocument.create(
-        title, title, files, config.seed, store_writer(store), question=spec.text
-    )
-    store.write_json("config.json", {**config.to_json(), "files": files})
-    for text in follow_ups:
-        _keep_follow_up(store, state, text)
-    doc.save()
-    store.write_checkpoint(state.to_json())
+    with _all_or_nothing(root):
+        store = RunStore.create(root, inputs.problem, inputs.data)
+        doc = NotebookDocument.create(
+            title, title, files, config.seed, store_writer(store), question=spec.text
+        )
+        store.write_json("config.json", {**config.to_json(), "files": files})
+        for text in follow_ups:
+            _keep_follow_up(store, state, text)
+        doc.save()
+        store.write_checkpoint(state.to_json())  # the run exists from here on
     return Runner(
         config,
         store,
@@ -75,6 +78,28 @@ def create_run(
         on_event=on_event,
         agent=agent,
     )
+
+
+@contextlib.contextmanager
+def _all_or_nothing(root: Path) -> Iterator[None]:
+    """Creating the run directory ``root``: on any failure (a full disk) what was made of it
+    is removed (an empty ``--out`` stays, empty), so the same command works once it is fixed;
+    a StorageError then says to run again, as there is nothing to resume."""
+    existed = root.exists()
+    try:
+        yield
+    except BaseException as exc:
+        made = list(root.iterdir()) if existed and root.is_dir() else [root]
+        for path in made:  # the lock file too (its descriptor closes with the process)
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        if isinstance(exc, StorageError):
+            exc.remedy = "free disk space or choose a writable --out, then run the command again "
+            exc.remedy += "(nothing of the run was kept)"
+        raise
 
 
 def resume_run(
@@ -143,7 +168,7 @@ def _reopen(
         state = WorkflowState.from_json(store.read_json("state.json"))
         if asking:
             _check_askable(run_dir, state)
-    except UsageError:  # (a ValueError too)
+    except (UsageError, InputError):  # (ValueErrors too) a damaged state.json says so itself
         store.unlock()
         raise
     except ValueError as exc:

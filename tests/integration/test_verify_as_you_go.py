@@ -29,6 +29,8 @@ def test_state_leaked_from_a_removed_cell_is_caught(tmp_path: Path) -> None:
     verification = result.summary["verification"]
     assert verification["status"] == "failed"
     assert verification["error"] == "NameError: name 'leaked' is not defined"
+    assert result.exit_code == 10  # completed, but the notebook does not re-run
+    assert result.outcome().endswith(", but the notebook does not re-run (verification failed)")
     nb_index = verification["first_failing_cell"]
     import nbformat
 

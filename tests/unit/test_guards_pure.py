@@ -14,6 +14,29 @@ def test_g1_overrides_a_completion_claim_with_missing_artifacts() -> None:
     )
 
 
+def test_g1_says_an_artifact_only_a_failed_cell_made_is_not_in_the_notebook() -> None:
+    why = {"frame": "cell 4-2, which timed out"}
+    assert guards.completion(True, ["frame", "score"], why) == Guard(
+        "G1",
+        "completion_overridden",
+        "declared artifacts missing in the kernel: score; "
+        "frame is not in the notebook (made only by cell 4-2, which timed out)",
+    )
+
+
+def test_the_names_a_cell_binds_are_read_from_its_code() -> None:
+    code = (
+        "import pandas as pd, os.path\nfrom math import *\nframe = pd.read_csv(p); a, *b = 1, 2\n"
+        "%matplotlib inline\nfor i in range(2):\n    total += i\ndef f(x):\n    inner = x\n"
+        "class C: attr = 1\nwith open(p) as fh: squares = [k * k for k in range(3)]\n"
+        "try:\n    pass\nexcept ValueError as err:\n    pass\nif (n := 3): pass"
+    )
+    assert guards.names_bound(code) == {
+        *("pd", "os", "frame", "a", "b", "i", "total", "f", "C", "fh", "squares", "err", "n"),
+    }
+    assert guards.names_bound("frame = (") == set()  # does not parse: nothing claimed
+
+
 def test_g3_caps_plans_and_steps() -> None:
     assert guards.cap_plan([1, 2], 3, "steps") == ([1, 2], None)
     kept, guard = guards.cap_plan([1, 2, 3, 4], 3, "stages")
