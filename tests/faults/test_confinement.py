@@ -136,7 +136,7 @@ def test_a_hostile_model_reaches_nothing_but_its_outputs(
         [SCAN_FOR_THE_KEY, _kill_host(host_process.pid), WRITE_BCC_FILES, _leave_processes(marker)]
     )
     codes = [
-        "import pandas\nbig = bytearray(2 * 1024**3)\nresult = 1",  # over the memory limit
+        "import numpy\nbig = numpy.zeros(4 * 1024**3, dtype='u1')\nresult = 1",  # over the limit
         hostile + "\nresult = 2",  # succeeds: kept, so the verification kernel runs it too
     ]
     with FakeLLM(policy=_policy(codes)) as fake:
@@ -148,7 +148,8 @@ def test_a_hostile_model_reaches_nothing_but_its_outputs(
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads((run / "config.json").read_text())["sandbox_memory_mb"] == MEMORY_MB
     logs = "\n".join(p.read_text() for p in sorted((run / "logs").glob("*COMPLETE_ACTION*")))
-    assert "MemoryError" in logs  # the first behavior failed inside its cell; the run went on
+    # the first behavior failed inside its cell, the agent was told; the run went on
+    assert "MemoryError: Unable to allocate 4.00 GiB" in logs
     summary = json.loads((run / "summary.json").read_text())
     assert summary["verification"]["status"] == "passed"  # the hostile cell ran there too
 
