@@ -19,6 +19,7 @@ import nbformat
 import pytest
 
 from tests.fakellm import FakeLLM, Request
+from tests.integration.test_fork import _fork_policy
 from tests.integration.test_llm import BCC, ROOT, _env, bcc, files_containing
 from tests.integration.test_sandbox import REQUIRED, bwrap_path
 from tests.scripted import one_stage
@@ -206,4 +207,29 @@ def test_every_process_of_the_kernel_ends_when_bcc_is_killed(tmp_path: Path) -> 
         deadline = time.monotonic() + 30  # the kernel's end is the namespace's: not instant
         while _alive(marker) and time.monotonic() < deadline:
             time.sleep(0.2)
+    assert _alive(marker) == ""
+
+
+def test_a_fork_branch_kernel_is_confined_like_the_runs(tmp_path: Path) -> None:
+    marker = f"bcc-marker-{uuid.uuid4().hex[:12]}"
+    problem, data, run = tmp_path / "problem.md", tmp_path / "d.csv", tmp_path / "run"
+    problem.write_text("Describe the numbers.\n")
+    data.write_text("a,b\n1,2\n3,4\n5,6\n")
+    hostile = WRITE_BCC_FILES + _leave_processes(marker) + "\nscore = 0.95"  # the kept branch
+    with FakeLLM(policy=lambda req: _fork_policy(req, {"compare_a": hostile})) as fake:
+        proc, _, _ = bcc(
+            "run", str(problem), str(data), "--model", "openai/fake-model",
+            "--api-base", fake.url, "--out", str(run), "--quiet", timeout=300,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads((run / "summary.json").read_text())
+    (fork,) = summary["alternatives"]
+    assert [b["behavior"] for b in fork["branches"] if b["kept"]] == ["compare_a"]
+    assert summary["verification"]["status"] == "passed"
+    cells = [c for c in nbformat.read(run / "notebook.ipynb", 4).cells if c.cell_type == "code"]
+    printed = "".join(o.get("text", "") for c in cells for o in c.get("outputs", []))
+    assert "refused events.jsonl append Read-only file system" in printed
+    assert "WROTE" not in printed and "left 4 sleepers" in printed
+    assert b"tampered-by-kernel" not in (run / "events.jsonl").read_bytes()
+    assert (run / "outputs" / "x.txt").read_text() == "mine"
     assert _alive(marker) == ""
