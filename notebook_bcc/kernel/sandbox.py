@@ -191,16 +191,9 @@ class Sandbox:
         for path in _readable():
             if path.is_relative_to(home) or path.is_relative_to("/tmp"):
                 cmd += ["--ro-bind", str(path), str(path)]
-        outputs = self.root / "outputs"
-        cmd += ["--ro-bind", str(self.root), str(self.root)]
-        cmd += [
-            "--bind",
-            str(outputs),
-            str(outputs),
-            "--bind",
-            str(self.sockets),
-            str(self.sockets),
-        ]
+        cmd += ["--ro-bind", str(self.root), str(self.root)]  # its cwd: bcc's files
+        for path in (self.root / "outputs", self.sockets):  # the only places it writes
+            cmd += ["--bind", str(path), str(path)]
         cmd += ["--remount-ro", str(home)]  # the hidden home is empty and read-only
         cmd += ["--chdir", str(self.root), "--"]
         return cmd + self.limits.argv(kernel_argv)
