@@ -108,11 +108,14 @@ def run(
         bool | None,
         typer.Option(
             "--sandbox/--no-sandbox",
-            help="run the kernel in bubblewrap: no network, only the run directory writable "
-            "[default: on for models when bubblewrap works, off for offline]",
+            help="run the kernel in bubblewrap: nothing of the host, only outputs/ writable "
+            "[default: on for models (required unless --no-sandbox), off for offline]",
             show_default=False,
         ),
     ] = None,
+    sandbox_memory_mb: Opt[int | None, typer.Option(help="memory per process, MiB")] = None,
+    sandbox_max_processes: Opt[int | None, typer.Option(help="processes (not root's)")] = None,
+    sandbox_max_file_mb: Opt[int | None, typer.Option(help="largest file written, MiB")] = None,
     kernel_gateway: Opt[
         str | None,
         typer.Option(
@@ -140,7 +143,7 @@ def run(
         chosen = model or default_model()
         if kernel_gateway:
             check_upload([p for p in data if p.is_file()], kernel_data_dir)
-        sandboxed = choose(sandbox, offline=chosen == "offline", remote=bool(kernel_gateway))
+        sandboxed = choose(sandbox, chosen, remote=bool(kernel_gateway))
         if sandbox is None and not sandboxed and chosen != "offline" and not kernel_gateway:
             typer.echo(f"warning: {UNSANDBOXED}", err=True)
         config = RunConfig(
@@ -166,6 +169,10 @@ def run(
             kernel_gateway=kernel_gateway,
             kernel_data_dir=kernel_data_dir,
             keep_gateway_files=keep_gateway_files,
+        ).with_budgets(
+            sandbox_memory_mb=sandbox_memory_mb,
+            sandbox_max_processes=sandbox_max_processes,
+            sandbox_max_file_mb=sandbox_max_file_mb,
         )
         return session.create_run(config, problem, data, out=out, runs_dir=runs_dir, on_event=hook)
 

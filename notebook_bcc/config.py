@@ -28,7 +28,19 @@ RANGES: dict[str, tuple[float, bool]] = {
     "max_cost_usd": (0, False),
     "max_kernel_restarts": (0, False),
     "max_repairs": (0, False),
+    "sandbox_memory_mb": (0, True),
+    "sandbox_max_processes": (0, True),
+    "sandbox_max_file_mb": (0, True),
 }
+
+
+def half_of_memory_mb() -> int:
+    """Half of this machine's physical memory, in MiB (the sandbox's default memory)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):  # not reported here
+        return 4096
+    return max(256, total // 2 // (1 << 20))
 
 
 @dataclass(frozen=True)
@@ -73,10 +85,16 @@ class RunConfig:
     #: Characters of cell output kept per cell in the notebook / shown to agents.
     output_cap_chars: int = 20_000
     excerpt_chars: int = 4_000
-    #: Run local kernels in a bubblewrap sandbox (no network, read-only filesystem but the run
-    #: directory and a private /tmp, home hidden). Chosen when the run is created
+    #: Run local kernels in a bubblewrap sandbox (nothing of the host, read-only filesystem but
+    #: the kernel's ``outputs/`` and a private /tmp, home hidden). Chosen when the run is created
     #: (``kernel.sandbox.choose``) and kept by ``bcc resume``.
     sandbox: bool = False
+    #: Limits of a sandboxed kernel (with every process it starts), kept by ``bcc resume``:
+    #: address space per process (MiB), processes (binds only for a user other than root)
+    #: and the largest file it may write (MiB).
+    sandbox_memory_mb: int = field(default_factory=half_of_memory_mb)
+    sandbox_max_processes: int = 512
+    sandbox_max_file_mb: int = 4096
     #: Base URL of a Jupyter Kernel Gateway / Enterprise Gateway: kernels are started there
     #: (token from ``$BCC_KERNEL_GATEWAY_TOKEN``, never saved). None: a local kernel.
     kernel_gateway: str | None = None

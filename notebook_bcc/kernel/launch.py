@@ -39,7 +39,7 @@ from notebook_bcc.kernel.loop import run_sync
 from notebook_bcc.kernel.outputs import StreamingClient
 from notebook_bcc.kernel.ready import ReadyKernelClient
 from notebook_bcc.kernel.records import KernelEnvironment
-from notebook_bcc.kernel.sandbox import SPEC_NAME, Sandbox
+from notebook_bcc.kernel.sandbox import SPEC_NAME, Sandbox, SandboxLimits, sandbox_env
 
 __all__ = ["KernelLaunch", "START_ERRORS"]
 
@@ -84,7 +84,7 @@ class KernelLaunch:
         log_path: Path | None = None,
         kernel_name: str = "python3",
         spill_dir: Path | None = None,
-        sandboxed: bool = False,
+        sandbox: SandboxLimits | None = None,
         gateway: Gateway | None = None,
     ) -> None:
         self.cwd = Path(cwd)
@@ -94,9 +94,10 @@ class KernelLaunch:
         self.excerpt_chars = excerpt_chars
         self.kernel_name = kernel_name
         self.restarts = 0
-        #: Run the kernel in a bubblewrap sandbox (``sandbox.py``): no network, read-only
-        #: filesystem but ``cwd`` and a private /tmp, home hidden. Needs the ipc transport.
-        self.sandboxed = sandboxed
+        #: Run the kernel in a bubblewrap sandbox (``sandbox.py``) under these limits: no
+        #: network, nothing of the host, read-only filesystem but ``cwd/outputs`` and a private
+        #: /tmp. None: unconfined. Needs the ipc transport.
+        self.sandbox = sandbox
         #: Start the kernel through this Jupyter gateway instead of locally (``gateway.py``).
         self.gateway = gateway
         self._sockets: Path | None = None  # a sandboxed kernel's own connection directory
@@ -171,12 +172,19 @@ class KernelLaunch:
         self._ready = True
 
     def _transports(self) -> tuple[str, ...]:
-        if self.sandboxed:  # no network inside: ipc sockets in a directory bound into it
+        if self.sandbox is not None:  # no network inside: ipc sockets in a directory bound into it
             return ("ipc",)
         return ("ipc", "tcp") if zmq.has("ipc") else ("tcp",)
 
+    @property
+    def sandboxed(self) -> bool:
+        return self.sandbox is not None
+
     def _kernel_env(self) -> dict[str, str]:
-        return processes.scrub_env(self._env if self._env is not None else os.environ)
+        """The kernel process's environment: secrets removed; for ``bwrap``, only what the
+        sandboxed kernel itself gets (the sandbox's pid 1 keeps ``bwrap``'s)."""
+        env = processes.scrub_env(self._env if self._env is not None else os.environ)
+        return sandbox_env(env) if self.sandbox is not None else env
 
     def _start_local(self) -> None:
         env = self._kernel_env()
@@ -270,18 +278,19 @@ class KernelLaunch:
         where: dict[str, Any] = {"kernel_name": self.kernel_name}
         if transport == "ipc":  # absolute socket paths; a relative default breaks with cwd
             base = Path(jupyter_runtime_dir()) / f"bcc-{uuid.uuid4().hex[:12]}"
-            if self.sandboxed:  # its own directory: the sandbox sees no other kernel's keys
-                self._sockets = base
+            if self.sandbox is not None:  # its own directory: the sandbox sees no other kernel's
+                self._sockets = base  # keys; the spec lives beside it, out of the kernel's reach
                 base = base / "k"
             if len(str(base)) > _IPC_PATH_MAX:
                 raise OSError(f"ipc socket path too long: {base}")
             base.parent.mkdir(parents=True, exist_ok=True)
             where |= {"connection_file": f"{base}.json", "ip": f"{base}-ipc"}
-        if self._sockets is not None:
-            sandbox = Sandbox(self.cwd.resolve(), self._sockets)
+        if self._sockets is not None and self.sandbox is not None:
+            spec_dir = self._sockets.with_name(f"{self._sockets.name}-spec")
+            sandbox = Sandbox(self.cwd.resolve(), self._sockets, spec_dir, self.sandbox)
             where |= {
                 "kernel_name": SPEC_NAME,
-                "kernel_spec_manager": sandbox.spec_manager(self.kernel_name),
+                "kernel_spec_manager": sandbox.spec_manager(self.kernel_name, env),
             }
         km = AsyncKernelManager(transport=transport, client_factory=ReadyKernelClient, **where)
         client = self._new_client(km, [f"--IPKernelApp.outstream_class={_OUTSTREAM}"])
@@ -340,6 +349,7 @@ class KernelLaunch:
         sockets, self._sockets = self._sockets, None
         if sockets is not None:
             shutil.rmtree(sockets, ignore_errors=True)
+            shutil.rmtree(sockets.with_name(f"{sockets.name}-spec"), ignore_errors=True)
 
     def restart(self) -> None:
         """Replace the kernel by a fresh one (empty namespace, execution count 1)."""

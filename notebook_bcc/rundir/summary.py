@@ -178,7 +178,7 @@ def kernel_words(kernel: dict[str, Any]) -> str:
     where = kernel.get("where", "local")
     where = where if where == "local" else f"gateway {where}"
     if kernel.get("sandboxed"):
-        return f"{where}, sandboxed (bubblewrap: no network, only the run directory writable)"
+        return f"{where}, sandboxed (bubblewrap: nothing of the host, only outputs/ writable)"
     return f"{where}, not sandboxed"
 
 

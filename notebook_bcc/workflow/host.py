@@ -21,6 +21,7 @@ from notebook_bcc.config import RunConfig
 from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel.gateway import TOKEN_ENV, Gateway
 from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace
+from notebook_bcc.kernel.sandbox import SandboxLimits
 from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.rundir.ledger import DELETED
 from notebook_bcc.rundir.results import (
@@ -32,7 +33,7 @@ from notebook_bcc.rundir.results import (
 )
 from notebook_bcc.workflow.context import RunContext
 
-__all__ = ["KernelHost", "gateway_of"]
+__all__ = ["KernelHost", "gateway_of", "sandbox_of"]
 
 
 def gateway_of(config: RunConfig) -> Gateway | None:
@@ -41,6 +42,15 @@ def gateway_of(config: RunConfig) -> Gateway | None:
         return None
     token = os.environ.get(TOKEN_ENV) or None
     return Gateway(config.kernel_gateway, token, config.kernel_data_dir, config.keep_gateway_files)
+
+
+def sandbox_of(config: RunConfig) -> SandboxLimits | None:
+    """The limits of the run's sandboxed kernels; None when they are not sandboxed."""
+    if not config.sandbox:
+        return None
+    return SandboxLimits(
+        config.sandbox_memory_mb, config.sandbox_max_processes, config.sandbox_max_file_mb
+    )
 
 
 class KernelHost:
@@ -102,7 +112,7 @@ class KernelHost:
             excerpt_chars=config.excerpt_chars,
             log_path=ctx.store.root / "kernel.log",
             spill_dir=ctx.store.root / "outputs",
-            sandboxed=config.sandbox,
+            sandbox=sandbox_of(config),
             gateway=gateway and replace(gateway, role=self.gateway_role or gateway.role),
         )
         session.named_modules = self.named_modules

@@ -22,6 +22,7 @@ from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.kernel.gateway import Gateway
 from notebook_bcc.kernel.processes import reap_kernels
 from notebook_bcc.kernel.records import VariableInfo
+from notebook_bcc.kernel.sandbox import require_for_resume
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import FollowUp, WorkflowState
 from notebook_bcc.rundir.store import RunStore, slugify
@@ -156,6 +157,7 @@ def _reopen(
     files = saved.pop("files")
     config = RunConfig.from_json(saved).with_budgets(**budgets)
     check_ranges(config)
+    require_for_resume(config.sandbox)  # a sandboxed run never goes on unconfined
     try:
         store.lock()
     except RunLocked as exc:

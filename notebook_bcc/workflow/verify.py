@@ -15,7 +15,7 @@ from notebook_bcc.kernel.shadow import ShadowRun
 from notebook_bcc.kernel.verification import cells_to_verify
 from notebook_bcc.rundir.results import RESULT_LIMITS, RESULT_NAMES, compare
 from notebook_bcc.workflow.context import RunContext
-from notebook_bcc.workflow.host import gateway_of
+from notebook_bcc.workflow.host import gateway_of, sandbox_of
 
 __all__ = ["SCRATCH", "discard_scratch", "make_shadow", "verification_session", "verify"]
 
@@ -46,7 +46,7 @@ def verification_session(ctx: RunContext) -> KernelSession:
         ctx.store.root if gateway is not None else _scratch(ctx.store.root),
         cell_timeout=config.cell_timeout,
         startup_timeout=config.kernel_startup_timeout,
-        sandboxed=config.sandbox,
+        sandbox=sandbox_of(config),
         gateway=gateway,
         log_path=ctx.store.root / "kernel.log",  # its own messages too, not bcc's stderr
     )

@@ -123,20 +123,66 @@ def test_sandbox_asked_for_without_bubblewrap_is_a_usage_error(tmp_path: Path) -
 
 
 def test_the_default_sandboxes_models_not_the_offline_analyst() -> None:
-    assert choose(None, offline=True) is False
-    assert choose(None, offline=False) is True
-    assert choose(False, offline=False) is False
+    assert choose(None, "offline") is False
+    assert choose(None, "openai/gpt-4o") is True
+    assert choose(False, "openai/gpt-4o") is False
 
 
-def test_a_model_run_without_bubblewrap_says_so_in_one_line(tmp_path: Path) -> None:
-    recorded = ROOT / "tests" / "fixtures" / "replay_v0_1"
+def _without_bwrap(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**_env(), "PATH": str(tmp_path)}  # no bwrap on it
-    proc = subprocess.run(
-        [*BCC, "run", str(recorded / "problem.md"), str(recorded / "assets" / "widgets.csv"),
-         "--model", f"replay:{recorded}", "--out", str(tmp_path / "r"), "--quiet"],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+    return subprocess.run(
+        [*BCC, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
+
+
+def test_a_model_run_without_bubblewrap_refuses_to_start_unless_no_sandbox(
+    tmp_path: Path,
+) -> None:
+    problem, data = tmp_path / "problem.md", tmp_path / "d.csv"
+    problem.write_text("Describe the numbers.\n")
+    data.write_text("a,b\n1,2\n")
+    model = ["--model", "openai/fake-model", "--api-base", "http://127.0.0.1:9"]
+    proc = _without_bwrap(
+        tmp_path, "run", str(problem), str(data), *model, "--out", str(tmp_path / "r")
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: a model's code runs only in the bubblewrap sandbox")
+    assert "(fix: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap" in lines[0]
+    assert "or pass --no-sandbox" in lines[0]
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_replayed_run_without_bubblewrap_warns_in_one_line(tmp_path: Path) -> None:
+    """Recorded code (``--model replay:DIR``) is not a live model's: it runs unsandboxed."""
+    recorded = ROOT / "tests" / "fixtures" / "replay_v0_1"
+    proc = _without_bwrap(
+        tmp_path, "run", str(recorded / "problem.md"), str(recorded / "assets" / "widgets.csv"),
+        "--model", f"replay:{recorded}", "--out", str(tmp_path / "r"), "--quiet",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(warnings) == 1 and warnings[0].startswith("warning: bubblewrap cannot run here")
     assert json.loads((tmp_path / "r" / "config.json").read_text())["sandbox"] is False
+
+
+def test_a_sandboxed_run_is_not_resumed_without_bubblewrap(tmp_path: Path) -> None:
+    problem, data, run = tmp_path / "problem.md", tmp_path / "d.csv", tmp_path / "r"
+    problem.write_text("Describe the numbers.\n")
+    data.write_text("a,b\n1,2\n3,4\n")
+    started = bcc(
+        "run", str(problem), str(data), "--sandbox", "--max-wall-s", "0.001", "--out", str(run),
+        "--sandbox-max-file-mb", "64", "--quiet",
+    )[0]  # fmt: skip
+    assert started.returncode == 7, started.stderr  # budget exhausted: resumable
+    config = json.loads((run / "config.json").read_text())
+    assert config["sandbox"] is True and config["sandbox_max_file_mb"] == 64
+    events = (run / "events.jsonl").read_bytes()
+    proc = _without_bwrap(tmp_path, "resume", str(run), "--max-wall-s", "600")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: this run's kernels run in the bubblewrap sandbox, and bubblewrap cannot run here"
+    )
+    assert (run / "events.jsonl").read_bytes() == events  # nothing done
