@@ -269,36 +269,9 @@ def replay(
     debug: Debug = False,
 ) -> None:
     """Re-run a recorded run with its recorded replies (no model)."""
-    from notebook_bcc.config import RunConfig
     from notebook_bcc.workflow import session
 
-    def make(hook: Any) -> Any:
-        saved = (
-            json.loads((run_dir / "config.json").read_text())
-            if (run_dir / "config.json").exists()
-            else None
-        )
-        if saved is None:
-            raise UsageError(
-                f"{run_dir} is not a bcc run directory", remedy="pass a directory made by `bcc run`"
-            )
-        files = saved.pop("files", None)  # in the order the run was given them
-        config = RunConfig.from_json(saved).with_budgets(model=f"replay:{run_dir}")
-        data = [run_dir / f for f in files] if files else sorted((run_dir / "assets").iterdir())
-        try:  # a damaged checkpoint: the recorded replies are in logs/, without follow-ups
-            recorded = json.loads((run_dir / "state.json").read_text()).get("follow_ups", [])
-        except (OSError, ValueError):
-            recorded = []
-        return session.create_run(
-            config,
-            run_dir / "problem.md",
-            data,
-            out=out,
-            on_event=hook,
-            follow_ups=[f["text"] for f in recorded if f.get("seq")],  # those that were planned
-        )
-
-    _run(make, quiet, as_json, debug)
+    _run(lambda hook: session.replay_run(run_dir, out, on_event=hook), quiet, as_json, debug)
 
 
 @app.command()

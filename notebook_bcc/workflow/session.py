@@ -9,6 +9,7 @@ the kernels a killed ``bcc`` left behind and forget what the last transition had
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -78,6 +79,34 @@ def create_run(
         files=files,
         on_event=on_event,
         agent=agent,
+    )
+
+
+def replay_run(run_dir: Path, out: Path, on_event: EventHook | None = None) -> Runner:
+    """A new run at ``out`` that answers every transition with the reply recorded in
+    ``run_dir`` (no model): the recorded run's options, data files and planned follow-ups."""
+    try:
+        saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        saved = None
+    if not isinstance(saved, dict):
+        raise UsageError(
+            f"{run_dir} is not a bcc run directory", remedy="pass a directory made by `bcc run`"
+        )
+    files = saved.pop("files", None)  # in the order the run was given them
+    config = RunConfig.from_json(saved).with_budgets(model=f"replay:{run_dir}")
+    data = [run_dir / f for f in files] if files else sorted((run_dir / "assets").iterdir())
+    try:  # a damaged checkpoint: the recorded replies are in logs/, without follow-ups
+        recorded = json.loads((run_dir / "state.json").read_text()).get("follow_ups", [])
+    except (OSError, ValueError):
+        recorded = []
+    return create_run(
+        config,
+        run_dir / "problem.md",
+        data,
+        out=out,
+        on_event=on_event,
+        follow_ups=[f["text"] for f in recorded if f.get("seq")],  # those that were planned
     )
 
 
