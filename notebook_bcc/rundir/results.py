@@ -67,6 +67,11 @@ class Answer:
     #: of 2,000,000 characters (over 8,000 characters of JSON)"
     shortened: tuple[str, ...] = ()
 
+    @property
+    def named(self) -> dict[str, Any]:
+        """The named values as a dict (name -> value as the kernel held it)."""
+        return dict(self.values)
+
     def to_json(self) -> dict[str, Any]:
         out = {
             "question": self.question,

@@ -28,6 +28,7 @@ LAYERS = {
     "workflow": 4,
     "batch": 5,
     "command_run": 5,
+    "api": 5,
     "cli": 6,
     "__main__": 7,
 }
