@@ -21,6 +21,7 @@ __all__ = [
     "FINDINGS_NAMES",
     "RESULT_LIMITS",
     "RESULT_NAMES",
+    "Reading",
     "Answer",
     "Asked",
     "answers",
@@ -29,6 +30,7 @@ __all__ = [
     "named_value_text",
     "python_text",
     "quoted_text",
+    "reading_lines",
     "shortened_parts",
     "value_text",
 ]
@@ -55,6 +57,34 @@ class Asked(Protocol):
 
 
 @dataclass(frozen=True)
+class Reading:
+    """Another reasonable interpretation a question leaves open (sample or population
+    standard deviation, the file's row order or date order, how a tie rounds), with the values
+    it gives: ``final_answers[q]["readings"]`` items, ``{"reading": ..., "values": {...}}``."""
+
+    reading: str
+    values: tuple[tuple[str, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reading": self.reading, "values": dict(self.values)}
+
+
+def _readings(entry: Any) -> tuple[Reading, ...]:
+    given = entry.get("readings") if isinstance(entry, Mapping) else None
+    if not isinstance(given, list | tuple):
+        return ()
+    found = []
+    for r in given:
+        if isinstance(r, Mapping) and str(r.get("reading") or "").strip():
+            values = r.get("values")
+            pairs = (
+                tuple((str(k), v) for k, v in values.items()) if isinstance(values, Mapping) else ()
+            )
+            found.append(Reading(" ".join(str(r["reading"]).split()), pairs))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
 class Answer:
     question: str
     value: Any  # None when not answered
@@ -66,6 +96,15 @@ class Answer:
     #: the parts reported by type, size and head only (too large, or not JSON): "value: str
     #: of 2,000,000 characters (over 8,000 characters of JSON)"
     shortened: tuple[str, ...] = ()
+    #: other readings of the question, each with its own values (the headline is one reading)
+    readings: tuple[Reading, ...] = ()
+
+    @property
+    def readings_differ(self) -> bool:
+        """A reading gives another value for a name the headline answers: the answer depends
+        on how the question is read (report.html flags it)."""
+        mine = dict(self.values)
+        return any(n in mine and not _same(v, mine[n]) for r in self.readings for n, v in r.values)
 
     @property
     def named(self) -> dict[str, Any]:
@@ -86,6 +125,9 @@ class Answer:
             out["added"] = True
         if self.shortened:
             out["shortened"] = list(self.shortened)
+        if self.readings:
+            out["readings"] = [r.to_json() for r in self.readings]
+            out["readings_differ"] = self.readings_differ
         return out
 
 
@@ -127,6 +169,18 @@ def value_text(value: Any) -> str:
     if is_shortened(value):
         return f"<{shortened_what(value)}, shortened; it begins {value.get('head')!r}>"
     return value if isinstance(value, str) else python_text(value)
+
+
+def reading_lines(answer: Mapping[str, Any]) -> list[str]:
+    """An answer's other readings as summary.md and ``bcc status`` list them (from its
+    summary.json form): ``other reading, sample sd (ddof=1): @sd[1.3]``, flagged when it gives
+    other values than the headline's reading."""
+    flag = " (gives other values: the answer depends on the reading)"
+    return [
+        f"other reading, {r['reading']}: {named_text(r.get('values') or {})}"
+        + (flag if answer.get("readings_differ") else "")
+        for r in answer.get("readings") or []
+    ]
 
 
 def quoted_text(value: Any) -> str:
@@ -172,7 +226,10 @@ def _entry(question: str, entry: Any, names: Sequence[str] = (), added: bool = F
     missing = tuple(n for n in names if n not in dict(values))
     answered = value is not None or any(v is not None for _, v in values)
     shortened = tuple(shortened_parts(entry))
-    return Answer(question, value, text, answered, tuple(values), missing, added, shortened)
+    readings = _readings(entry)
+    return Answer(
+        question, value, text, answered, tuple(values), missing, added, shortened, readings
+    )
 
 
 def _match(questions: Sequence[Asked], keys: Sequence[str]) -> dict[int, str]:
@@ -237,6 +294,24 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+def _reading_differences(where: str, ours: Any, theirs: Any) -> list[str]:
+    """A reading's values are checked like the headline's (``…['readings'][0]['values']…``)."""
+    ours = ours if isinstance(ours, list) else []
+    theirs = theirs if isinstance(theirs, list) else []
+    lines = []
+    for i, reading in enumerate(ours):
+        mine = reading.get("values") if isinstance(reading, Mapping) else None
+        other = theirs[i] if i < len(theirs) and isinstance(theirs[i], Mapping) else {}
+        got = other.get("values") if isinstance(other.get("values"), Mapping) else {}
+        for name, value in (mine or {}).items():
+            if name not in got or not _same(value, got[name]):
+                lines.append(
+                    f"{where}['readings'][{i}]['values'][{name!r}]: {value!r} in the run, "
+                    f"{got.get(name)!r} on re-execution"
+                )
+    return lines
+
+
 def _differences(where: str, a: Any, b: Any) -> list[str]:
     """One line per part of ``a`` that ``b`` does not reproduce: an answer's value, text and
     each named value apart (``final_answers['q']['values']['p_value']``)."""
@@ -256,6 +331,7 @@ def _differences(where: str, a: Any, b: Any) -> list[str]:
                         f"{where}['values'][{name!r}]: {value!r} in the run, "
                         f"{theirs.get(name)!r} on re-execution"
                     )
+        lines += _reading_differences(where, a.get("readings"), b.get("readings"))
         return lines
     if not _same(a, b):
         return [f"{where}: {a!r} in the run, {b!r} on re-execution"]

@@ -9,7 +9,7 @@ from typing import Any
 from lxml import etree
 
 from notebook_bcc.errors import InputError
-from notebook_bcc.rundir.results import named_text, quoted_text
+from notebook_bcc.rundir.results import named_text, quoted_text, reading_lines
 from notebook_bcc.rundir.store import RunStore, read_log
 from notebook_bcc.rundir.summary import kernel_words
 
@@ -86,6 +86,7 @@ def status_text(run_dir: Path) -> str:
             lines.append(f"          {named_text(a['values'], a.get('missing_values', ()))}")
         if a.get("shortened"):
             lines.append(f"          shortened: {'; '.join(a['shortened'])}")
+        lines += [f"          {line}" for line in reading_lines(a)]
     for n, f in enumerate(st["follow_ups"], 1):
         lines.append(f"follow-up {n}. {' '.join(f['question'].split())}")
         for a in f["answers"]:

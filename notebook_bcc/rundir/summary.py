@@ -7,7 +7,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from notebook_bcc.rundir.results import FINDINGS_NAMES, Asked, answers, named_text, value_text
+from notebook_bcc.rundir.results import (
+    FINDINGS_NAMES,
+    Asked,
+    answers,
+    named_text,
+    reading_lines,
+    value_text,
+)
 from notebook_bcc.rundir.state import Usage, WorkflowState
 
 __all__ = ["build_summary", "does_not_rerun", "kernel_words", "render_summary_md"]
@@ -290,6 +297,7 @@ def _answer_lines(found: list[dict[str, Any]]) -> list[str]:
             lines.append(f"   {named_text(a['values'], a.get('missing_values', ()))}")
         if a.get("missing_values"):
             lines.append(f"   missing: {', '.join(a['missing_values'])}")
+        lines += [f"   {line}" for line in reading_lines(a)]
         if a.get("shortened"):
             lines.append(f"   shortened (too large to report in full): {'; '.join(a['shortened'])}")
     return lines

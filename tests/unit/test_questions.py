@@ -250,3 +250,29 @@ def test_a_preface_before_numbered_items_is_not_question_one() -> None:
         "Compute the mean.",
         "Plot it.",
     ]
+
+
+def test_an_answer_carries_its_readings_and_they_are_verified() -> None:
+    """Issue 42: an answer that depends on a convention the question leaves open records the
+    other reading with its own values; the verification checks them like any other."""
+    from notebook_bcc.rundir.results import answers, reading_lines
+
+    entry = {
+        "value": 1.2,
+        "text": "population sd (ddof=0)",
+        "values": {"sd": 1.2},
+        "readings": [{"reading": "sample sd (ddof=1)", "values": {"sd": 1.3}}],
+    }
+    (found,) = answers([Question("What is the sd?", ("sd",))], {"1": entry})
+    assert found.readings[0].reading == "sample sd (ddof=1)" and found.readings_differ
+    data = found.to_json()
+    assert data["readings"] == [{"reading": "sample sd (ddof=1)", "values": {"sd": 1.3}}]
+    assert reading_lines(data) == [
+        "other reading, sample sd (ddof=1): @sd[1.3] (gives other values: the answer depends "
+        "on the reading)"
+    ]
+    changed = {"1": {**entry, "readings": [{"reading": "sample sd", "values": {"sd": 1.4}}]}}
+    assert compare({"final_answers": {"1": entry}}, {"final_answers": changed}) == [
+        "final_answers['1']['readings'][0]['values']['sd']: 1.3 in the run, 1.4 on re-execution"
+    ]
+    assert compare({"final_answers": {"1": entry}}, {"final_answers": {"1": entry}}) == []

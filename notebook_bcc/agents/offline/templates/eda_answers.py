@@ -160,7 +160,15 @@ def _bcc_metrics_answer(question):
         text += (f"; over {stable['bootstrap_resamples']} bootstrap resamples of the held-out rows it lies "
                  f"between {_bcc_fmt(stable['bootstrap_p05'])} and {_bcc_fmt(stable['bootstrap_p95'])} "
                  f"(5th to 95th percentile), and the CV mean moves by {_bcc_fmt(stable['cv_seed_spread'])} across seeds")
-    return metrics["test_score"], text, values
+    # cv_std is numpy's .std() (ddof=0), as the results contract says; the sample standard
+    # deviation of the same fold scores is the other reading a reader may expect
+    folds = (globals().get("_bcc_fold_scores") or {}).get(metrics.get("model"))
+    readings = []
+    if folds is not None and len(folds) > 1 and "cv_std" in values:
+        readings.append({"reading": "cv_std as the sample standard deviation of the fold scores (ddof=1); "
+                                    "the headline's is the population one (numpy .std(), ddof=0)",
+                         "values": {"cv_std": round(float(folds.std(ddof=1)), 4)}})
+    return metrics["test_score"], text, values, readings
 
 
 def _bcc_answer(question, frame, id_cols):
@@ -171,18 +179,18 @@ def _bcc_answer(question, frame, id_cols):
                   _bcc_drivers_answer(question, globals().get("TARGET")),
                   _bcc_metrics_answer(question)):
         if found is not None and found[0] is not None:
-            return (*found, {})[:3]
+            return (*found, {}, [])[:4]
         why = why or (found[1] if found is not None else None)
-    return None, why or "the offline analyst answers only 'which ... most / least', 'what determines <target>' and score questions", {}
+    return None, why or "the offline analyst answers only 'which ... most / least', 'what determines <target>' and score questions", {}, []
 
 
 _bcc_ids = set((globals().get("integrity_report") or {}).get("id_like_columns", []))
 final_answers = {}
 for _bcc_q, _bcc_names in __QUESTIONS__:
     try:
-        _bcc_value, _bcc_text, _bcc_values = _bcc_answer(_bcc_q, clean_dataset, _bcc_ids)
+        _bcc_value, _bcc_text, _bcc_values, _bcc_readings = _bcc_answer(_bcc_q, clean_dataset, _bcc_ids)
     except Exception as exc:
-        _bcc_value, _bcc_text, _bcc_values = None, f"the computation failed ({type(exc).__name__}: {exc})", {}
+        _bcc_value, _bcc_text, _bcc_values, _bcc_readings = None, f"the computation failed ({type(exc).__name__}: {exc})", {}, []
     if _bcc_value is not None and len(_bcc_names) == 1 and not _bcc_values:
         _bcc_values = {_bcc_names[0]: _bcc_value}  # the one value the question names
     _bcc_lacking = [n for n in _bcc_names if n not in _bcc_values]
@@ -193,6 +201,8 @@ for _bcc_q, _bcc_names in __QUESTIONS__:
         _bcc_text = f"not answered: {_bcc_text}"
     _bcc_values = {**{n: None for n in _bcc_names}, **_bcc_values}
     final_answers[_bcc_q] = {"value": _bcc_value, "text": _bcc_text, "values": _bcc_values}
+    if _bcc_readings and _bcc_value is not None:
+        final_answers[_bcc_q]["readings"] = _bcc_readings
     print(f"- {_bcc_q} -> {_bcc_value if _bcc_value is not None else 'not answered'}: {_bcc_text}")
 _bcc_n = sum(a["value"] is not None for a in final_answers.values())
 _bcc_result(f"{_bcc_count(len(final_answers), 'question')} listed in final_answers; {_bcc_n} answered from the data.")

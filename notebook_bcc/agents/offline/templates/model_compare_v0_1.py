@@ -2,7 +2,7 @@
 cv = _bcc_cv(SEED)
 if TASK == "classification" and isinstance(cv, KFold):
     print(f"Rare classes (smallest has {int(y_train.value_counts().min())} training rows): using shuffled KFold.")
-model_comparison, _raw_means = {}, {}
+model_comparison, _raw_means, _bcc_fold_scores = {}, {}, {}
 for _name, _estimator in candidate_models.items():
     try:
         with warnings.catch_warnings():
@@ -13,6 +13,7 @@ for _name, _estimator in candidate_models.items():
         _scores = np.full(cv.get_n_splits(), np.nan)
     _valid = _scores[np.isfinite(_scores)]
     _raw_means[_name] = float(_valid.mean()) if len(_valid) else None
+    _bcc_fold_scores[_name] = _valid
     model_comparison[_name] = {
         "cv_mean": round(float(_valid.mean()), 4) if len(_valid) else None,
         "cv_std": round(float(_valid.std()), 4) if len(_valid) else None,
