@@ -1,6 +1,8 @@
 """The run directory (README, "A run directory"): creation, run lock, durable writes, events, logs, checkpoint.
 
-Every write goes through ``write_durable``: temp file, fsync, rename, fsync of the directory.
+Every write goes through ``write_durable``: temp file, fsync, rename, fsync of the directory,
+never through a link (:mod:`notebook_bcc.own_files`), and with the secrets of bcc's environment
+redacted (:mod:`notebook_bcc.redaction`, the last line: what reaches a write is redacted already).
 """
 
 from __future__ import annotations
@@ -24,13 +26,26 @@ from lxml import etree
 
 from notebook_bcc import failpoints
 from notebook_bcc.errors import InputError, RunLocked, StorageError, UsageError
+from notebook_bcc.own_files import open_dir, open_own, read_own, replace_in, write_replacing
+from notebook_bcc.redaction import redact_bytes
 
-__all__ = ["RunStore", "Recovery", "read_log", "write_durable", "slugify", "utc_now"]
+__all__ = [
+    "SPILL_DIR",
+    "RunStore",
+    "Recovery",
+    "read_log",
+    "write_durable",
+    "slugify",
+    "utc_now",
+]
 
 #: a transition log written before its checkpoint, renamed ``NNNN_EVENT.xml`` after it
 PENDING = ".pending.xml"
 
 LOCK_NAME = "run.lock"
+
+#: where the full text of a cell's cut outputs goes (``cell-SEQ-N.txt``): bcc's, not ``outputs/``
+SPILL_DIR = "logs/cells"
 
 
 def slugify(text: str, limit: int = 40) -> str:
@@ -46,23 +61,21 @@ def utc_now() -> str:
 def _storage_error(exc: OSError, path: Path) -> StorageError:
     if exc.errno == errno.ENOSPC:
         return StorageError(f"disk full while writing {path}")
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return StorageError(
+            f"cannot write {path}: a directory on its way is a link",
+            remedy="the run's code replaced a directory of the run with a link: remove the link",
+        )
     return StorageError(f"cannot write {path}: {exc.strerror or exc}")
 
 
-def write_durable(path: Path, data: bytes | str) -> None:
-    """Write atomically and durably: temp file, fsync, rename, fsync the directory."""
+def write_durable(path: Path, data: bytes | str, root: Path | None = None) -> None:
+    """Write atomically and durably: temp file, fsync, rename, fsync the directory. No link is
+    followed: not at ``path``, nor at a directory below ``root``; secrets are redacted."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(raw)
-            failpoints.hit("write", path)
-            fh.flush()
-            os.fsync(fh.fileno())
-        _replace_durably(tmp, path)
+        write_replacing(path, redact_bytes(raw), root, hit=lambda p: failpoints.hit("write", p))
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         raise _storage_error(exc, path) from exc
 
 
@@ -99,7 +112,7 @@ class RunStore:
     def create(cls, root: Path, problem: Path, data: Sequence[Path]) -> RunStore:
         try:
             root.mkdir(parents=True, exist_ok=True)
-            for sub in ("assets", "logs", "outputs"):
+            for sub in ("assets", "logs", SPILL_DIR, "outputs"):
                 (root / sub).mkdir(exist_ok=True)
         except OSError as exc:
             raise _storage_error(exc, root) from exc
@@ -111,7 +124,7 @@ class RunStore:
                 dst = root / "assets" / src.name
                 shutil.copyfile(src, dst)
                 dst.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-            (root / "events.jsonl").touch()
+            os.close(open_own(root / "events.jsonl", os.O_WRONLY | os.O_APPEND, root)[0])
         except OSError as exc:
             raise _storage_error(exc, root) from exc
         return store
@@ -128,7 +141,10 @@ class RunStore:
     # -- lock -----------------------------------------------------------------------------
     def lock(self) -> None:
         path = self.root / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:  # a link there is replaced (the pid is written into the lock file)
+            fd, _ = open_own(path, os.O_RDWR, self.root)
+        except OSError as exc:
+            raise _storage_error(exc, path) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -148,7 +164,7 @@ class RunStore:
 
     # -- writes ---------------------------------------------------------------------------
     def write(self, relpath: str, data: bytes | str) -> None:
-        write_durable(self.root / relpath, data)
+        write_durable(self.root / relpath, data, self.root)
 
     def write_json(self, relpath: str, data: Any) -> None:
         self.write(relpath, json.dumps(data, indent=2, default=str) + "\n")
@@ -190,25 +206,30 @@ class RunStore:
         pending = []
         for seq, event, xml in logs:
             pending.append(self.root / "logs" / f"{seq:04d}_{event}{PENDING}")
-            write_durable(pending[-1], xml)
+            write_durable(pending[-1], xml, self.root)
         self.append_events(records)
         self.write_checkpoint(checkpoint)
         for path in pending:
-            _rename_durable(path, path.with_name(path.name.replace(PENDING, ".xml")))
+            _rename_durable(path, path.with_name(path.name.replace(PENDING, ".xml")), self.root)
 
     def append_event(self, record: dict[str, Any]) -> None:
         """Append one line to events.jsonl and fsync; stamped with ``at`` (UTC) unless given."""
         self.append_events([record])
 
     def append_events(self, records: Sequence[dict[str, Any]]) -> None:
-        """Append lines to events.jsonl in one write, then fsync."""
+        """Append lines to events.jsonl in one write, then fsync. A link there (the run's code
+        put it) is replaced by a new file that says so first; it is never written through."""
         now = utc_now()
         data = "".join(json.dumps({"at": now, **r}, default=str) + "\n" for r in records)
         path = self.root / "events.jsonl"
         try:
-            with open(path, "ab") as fh:
+            fd, replaced = open_own(path, os.O_WRONLY | os.O_APPEND, self.root)
+            with os.fdopen(fd, "ab") as fh:
+                if replaced:
+                    note = {"at": now, "type": "link_replaced", "path": "events.jsonl"}
+                    fh.write(json.dumps(note).encode() + b"\n")
                 failpoints.hit("write", path)
-                fh.write(data.encode("utf-8"))
+                fh.write(redact_bytes(data.encode("utf-8")))
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
@@ -222,7 +243,7 @@ class RunStore:
         logs = self.root / "logs"
         for path in sorted(logs.glob(f"[0-9][0-9][0-9][0-9]_*{PENDING}")):
             if _seq_of(path) <= seq:
-                _rename_durable(path, path.with_name(path.name.replace(PENDING, ".xml")))
+                _rename_durable(path, path.with_name(path.name.replace(PENDING, ".xml")), self.root)
         abandoned = []
         for path in sorted(logs.glob(f"[0-9][0-9][0-9][0-9]_*{PENDING}")) + self.log_files():
             if _seq_of(path) > seq:
@@ -230,15 +251,15 @@ class RunStore:
                 target, n = logs / f"{stem}.abandoned.xml", 2
                 while target.exists():
                     target, n = logs / f"{stem}.abandoned-{n}.xml", n + 1
-                _rename_durable(path, target)
+                _rename_durable(path, target, self.root)
                 abandoned.append(target.name)
         for leftover in [*self.root.glob(".*.tmp"), *logs.glob(".*.tmp")]:
             leftover.unlink(missing_ok=True)
         path = self.root / "events.jsonl"
-        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        lines = self._read_text("events.jsonl").splitlines()
         kept = [line for line in lines if _committed_line(line, seq)]
         if len(kept) != len(lines):
-            write_durable(path, "".join(f"{line}\n" for line in kept))
+            write_durable(path, "".join(f"{line}\n" for line in kept), self.root)
         return Recovery(tuple(abandoned), len(lines) - len(kept))
 
     # -- reads ----------------------------------------------------------------------------
@@ -247,14 +268,24 @@ class RunStore:
         return all((self.root / name).exists() for name in ("summary.json", "summary.md"))
 
     def read_json(self, relpath: str) -> Any:
-        return json.loads((self.root / relpath).read_text(encoding="utf-8"))
+        return json.loads(self._read_text(relpath, missing=None))
+
+    def _read_text(self, relpath: str, missing: str | None = "") -> str:
+        """A file of the run, never read through a link (a link reads as ``missing``, and
+        with ``missing`` None, as a file that is not there)."""
+        path = self.root / relpath
+        try:
+            return read_own(path, self.root).decode("utf-8")
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR):
+                raise
+            if missing is None:
+                raise FileNotFoundError(errno.ENOENT, "not there, or a link", str(path)) from exc
+            return missing
 
     def events(self) -> Iterator[dict[str, Any]]:
         """Events in order; a torn line (a crash mid-append, before ``recover``) is skipped."""
-        path = self.root / "events.jsonl"
-        if not path.exists():
-            return
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in self._read_text("events.jsonl").splitlines():
             try:
                 yield json.loads(line)
             except json.JSONDecodeError:
@@ -265,7 +296,7 @@ class RunStore:
         ``.attempts.xml`` of a transition whose agent never answered validly, nor the
         ``.abandoned.xml`` of one a crash or an abort undid, nor a ``.pending.xml``."""
         logs = (self.root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml")
-        return sorted(p for p in logs if p.name.count(".") == 1)
+        return sorted(p for p in logs if p.name.count(".") == 1 and not p.is_symlink())
 
     def logs(self) -> Iterator[etree._Element]:
         """The committed transitions' logs, parsed, in order."""
@@ -274,9 +305,10 @@ class RunStore:
 
 
 def read_log(path: Path) -> etree._Element:
-    """A transition log's root element, parsed without entities, network or size limits."""
+    """A transition log's root element, parsed without entities, network or size limits (and
+    never read through a link)."""
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
-    return etree.parse(str(path), parser).getroot()
+    return etree.fromstring(read_own(path), parser)
 
 
 @dataclass(frozen=True)
@@ -303,19 +335,13 @@ def _committed_line(line: str, seq: int) -> bool:
     return not isinstance(record.get("seq"), int) or record["seq"] <= seq
 
 
-def _rename_durable(source: Path, target: Path) -> None:
+def _rename_durable(source: Path, target: Path, root: Path | None = None) -> None:
     """Rename within one directory, then fsync the directory."""
     try:
-        _replace_durably(source, target)
+        dir_fd = open_dir(target.parent, root)
+        try:
+            replace_in(dir_fd, source.name, target.name)
+        finally:
+            os.close(dir_fd)
     except OSError as exc:
         raise _storage_error(exc, target) from exc
-
-
-def _replace_durably(source: Path, target: Path) -> None:
-    """``os.replace``, then fsync of the directory, so the new name survives a power cut."""
-    os.replace(source, target)
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

@@ -236,7 +236,8 @@ def reap_orphan_kernels(store: RunStore, gateway: Gateway | None = None) -> list
     Called with the run lock held, so no live bcc owns them.
     """
     events = [e for e in store.events() if e.get("type") == "kernel"]
-    reaped = reap_kernels([(e["pid"], e.get("pgid") or 0) for e in events if e.get("pid")])
+    # a line without ``started`` (written by an older bcc, or forged) names nothing to kill
+    reaped = reap_kernels([(e.get("pid"), e.get("started")) for e in events])
     if reaped:
         store.append_event({"type": "orphans_reaped", "pids": reaped})
     remote = [e["gateway_kernel"] for e in events if e.get("gateway_kernel")]
