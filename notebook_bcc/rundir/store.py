@@ -26,8 +26,15 @@ from lxml import etree
 
 from notebook_bcc import failpoints
 from notebook_bcc.errors import InputError, RunLocked, StorageError, UsageError
-from notebook_bcc.own_files import open_dir, open_own, read_own, replace_in, write_replacing
-from notebook_bcc.redaction import redact_bytes
+from notebook_bcc.own_files import (
+    create_new,
+    open_dir,
+    open_own,
+    read_own,
+    replace_in,
+    write_replacing,
+)
+from notebook_bcc.redaction import StreamRedactor, redact_bytes, secret_values
 
 __all__ = [
     "SPILL_DIR",
@@ -256,11 +263,45 @@ class RunStore:
         for leftover in [*self.root.glob(".*.tmp"), *logs.glob(".*.tmp")]:
             leftover.unlink(missing_ok=True)
         path = self.root / "events.jsonl"
-        lines = self._read_text("events.jsonl").splitlines()
+        lines = self.read_text("events.jsonl", "").splitlines()
         kept = [line for line in lines if _committed_line(line, seq)]
         if len(kept) != len(lines):
             write_durable(path, "".join(f"{line}\n" for line in kept), self.root)
         return Recovery(tuple(abandoned), len(lines) - len(kept))
+
+    def redact_file(self, relpath: str) -> None:
+        """Rewrite a file another process wrote (``kernel.log``: a cell's writes to its file
+        descriptors land there) with the secrets redacted, read and written in pieces."""
+        path = self.root / relpath
+        if not secret_values():
+            return
+        try:
+            dir_fd = open_dir(path.parent, self.root)
+        except OSError as exc:
+            raise _storage_error(exc, path) from exc
+        temp, stream = f".{path.name}.tmp", StreamRedactor()
+        try:
+            source = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            with os.fdopen(source, "rb") as src, os.fdopen(create_new(dir_fd, temp), "wb") as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(
+                        stream.feed(chunk.decode("utf-8", "surrogateescape")).encode(
+                            "utf-8", "surrogateescape"
+                        )
+                    )
+                dst.write(stream.flush().encode("utf-8", "surrogateescape"))
+                dst.flush()
+                os.fsync(dst.fileno())
+            replace_in(dir_fd, temp, path.name)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=dir_fd)
+            if exc.errno != errno.ELOOP:  # a link there is not bcc's to rewrite
+                raise _storage_error(exc, path) from exc
+        finally:
+            os.close(dir_fd)
 
     # -- reads ----------------------------------------------------------------------------
     def summarised(self) -> bool:
@@ -268,11 +309,11 @@ class RunStore:
         return all((self.root / name).exists() for name in ("summary.json", "summary.md"))
 
     def read_json(self, relpath: str) -> Any:
-        return json.loads(self._read_text(relpath, missing=None))
+        return json.loads(self.read_text(relpath))
 
-    def _read_text(self, relpath: str, missing: str | None = "") -> str:
+    def read_text(self, relpath: str, missing: str | None = None) -> str:
         """A file of the run, never read through a link (a link reads as ``missing``, and
-        with ``missing`` None, as a file that is not there)."""
+        with ``missing`` None, as a file that is not there: FileNotFoundError)."""
         path = self.root / relpath
         try:
             return read_own(path, self.root).decode("utf-8")
@@ -285,7 +326,7 @@ class RunStore:
 
     def events(self) -> Iterator[dict[str, Any]]:
         """Events in order; a torn line (a crash mid-append, before ``recover``) is skipped."""
-        for line in self._read_text("events.jsonl").splitlines():
+        for line in self.read_text("events.jsonl", "").splitlines():
             try:
                 yield json.loads(line)
             except json.JSONDecodeError:

@@ -137,11 +137,13 @@ def test_resume_kills_no_process_a_forged_kernel_line_names(tmp_path: Path) -> N
 
 def test_a_secret_of_bccs_environment_leaves_in_no_file_and_no_prompt(tmp_path: Path) -> None:
     key = f"sk-{uuid.uuid4().hex}{uuid.uuid4().hex}"
-    # the model knows the key: its code prints it (whole, and in two pieces), its reply echoes it
+    # the model knows the key: its code prints it (whole, in two pieces, to fd 2), its reply
+    # echoes it
     code = (
         f"print('the key is', {key!r})\n"
         f"import sys\nsys.stdout.write({key[:20]!r}); sys.stdout.flush()\n"
         f"sys.stdout.write({key[20:]!r} + '\\n')\n"
+        f"import os\nos.write(2, b'fd 2: ' + {key!r}.encode())\n"  # ipykernel copies it to kernel.log
         "result = 1"
     )
     with FakeLLM() as fake:
