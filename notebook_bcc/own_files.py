@@ -23,19 +23,15 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _parts_below(path: Path, root: Path | None) -> tuple[Path, tuple[str, ...]]:
-    """The directory to open plainly and the components below it, opened without links."""
-    if root is not None:
-        with contextlib.suppress(ValueError):
-            return root, path.relative_to(root).parts
-    return path.parent, (path.name,)
-
-
 def open_dir(path: Path, root: Path | None = None, create: bool = False) -> int:
     """A descriptor of directory ``path``; no component below ``root`` may be a link (with no
-    ``root``, only ``path`` itself may not). ``create`` makes missing components."""
-    top, parts = _parts_below(path, root)
-    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    ``root``, ``path`` is the user's: opened as it is). ``create`` makes missing components."""
+    parts: tuple[str, ...] = ()
+    if root is not None:
+        with contextlib.suppress(ValueError):
+            parts = path.relative_to(root).parts
+            path = root
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for part in parts:
             if create:
