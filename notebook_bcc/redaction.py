@@ -47,9 +47,19 @@ _SECRET_NAME = re.compile(
 )
 
 
+#: names ``SECRET_PATTERNS`` matches that hold settings, not secrets (``OPENAI_API_BASE``,
+#: ``AWS_REGION``, ``HF_HOME``): their values (a URL, a region, a path) stay in the outputs and
+#: in ``config.json``, where a ``[redacted]`` would break a resume
+_SETTING_NAME = re.compile(
+    r".*_(BASE|URL|ENDPOINT|HOST|PORT|REGION|HOME|DIR|PATH|VERSION|MODEL|TYPE)",
+    flags=re.IGNORECASE,
+)
+
+
 def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name looks like a secret's (``SECRET_PATTERNS``)."""
-    return _SECRET_NAME.match(name) is not None
+    """Whether an environment variable's name looks like a secret's (``SECRET_PATTERNS``, and
+    not a setting's)."""
+    return _SECRET_NAME.match(name) is not None and _SETTING_NAME.fullmatch(name) is None
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:

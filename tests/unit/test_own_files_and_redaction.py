@@ -17,11 +17,13 @@ KEY = "sk-0123456789abcdef"
 def secret(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_ORGANIZATION", "org")  # too short to be taken for a secret
+    monkeypatch.setenv("OPENAI_API_BASE", "http://127.0.0.1:9")  # a setting, not a secret
     return KEY
 
 
 def test_a_secret_is_redacted_in_text_bytes_and_trees(secret: str) -> None:
     assert redact(f"key={secret} org") == "key=[redacted] org"
+    assert redact("http://127.0.0.1:9") == "http://127.0.0.1:9"
     assert redact_bytes(f"<a>{secret}</a>".encode()) == b"<a>[redacted]</a>"
     tree = {"text": [f"x {secret}"], "data": {"text/plain": secret}, "n": 1}
     assert redact_tree(tree) == {
