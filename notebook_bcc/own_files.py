@@ -31,6 +31,8 @@ def open_dir(path: Path, root: Path | None = None, create: bool = False) -> int:
         with contextlib.suppress(ValueError):
             parts = path.relative_to(root).parts
             path = root
+    if create and not parts:  # a directory of the user's (outside the run)
+        path.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for part in parts:
