@@ -28,6 +28,7 @@ from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.payloads import resource_dir
 from notebook_bcc.contract.run_block import run_block
 from notebook_bcc.contract.sections import History, fields
+from notebook_bcc.redaction import redact
 
 __all__ = [
     "PROMPT_BUDGET_CHARS",
@@ -96,6 +97,8 @@ def render(obs: Observation, budget: int = PROMPT_BUDGET_CHARS) -> RenderedPromp
     omitted = tuple(
         f"{k}: {label}" for k, v in parts.items() if isinstance(v, History) for label in v.dropped
     )
+    # nothing of bcc's secrets goes to a model (README, "Secrets"): one pass over the prompt
+    system, user = redact(system), redact(user)
     return RenderedPrompt(obs.event.value, system, user, omitted, run_chars=len(run) + 1)
 
 
@@ -123,4 +126,4 @@ def with_repair(prompt: RenderedPrompt, error: Exception, root: str) -> Rendered
         f"{error}\n"
         f"Answer again with exactly one <{root}> element that fixes this; put code in CDATA.\n"
     )
-    return replace(prompt, user=prompt.user + note)
+    return replace(prompt, user=prompt.user + redact(note))

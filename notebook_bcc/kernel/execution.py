@@ -15,6 +15,7 @@ from notebook_bcc.kernel.calls import KernelCalls
 from notebook_bcc.kernel.launch import LATE_OUTPUT_GAP_S
 from notebook_bcc.kernel.outputs import StreamSink, drop_oversized, excerpt, merge_streams
 from notebook_bcc.kernel.records import CellOutcome
+from notebook_bcc.redaction import redact, redact_tree
 
 __all__ = ["CellExecution"]
 
@@ -47,7 +48,7 @@ class CellExecution(KernelCalls):
         client.clear_display_id_mapping(0)
         self._last_reply = None
         limit = excerpt_chars or self.excerpt_chars
-        client.sink = sink = StreamSink(self.output_cap_chars, limit, *spill)
+        client.sink = sink = StreamSink(self.output_cap_chars, limit, *spill, root=self.cwd)
         started = monotonic()
         try:
             client.execute_cell(cell, 0)
@@ -86,13 +87,17 @@ class CellExecution(KernelCalls):
             evalue = "the kernel died; the gateway restarted it with an empty namespace"
             self.restarts += 1
             self._prepare_remote()
-        outputs = drop_oversized(merge_streams([dict(o) for o in cell.get("outputs", [])]))
+        # what bcc keeps of a cell, the secrets of its environment redacted (README, "Secrets")
+        outputs = redact_tree(
+            drop_oversized(merge_streams([dict(o) for o in cell.get("outputs", [])]))
+        )
+        evalue = evalue and redact(evalue)
         return CellOutcome(
             status=status,
             outputs=tuple(outputs),
             execution_count=cell.get("execution_count"),
             duration_ms=int((monotonic() - started) * 1000),
-            excerpt=excerpt(outputs, status, ename, evalue, limit, sink),
+            excerpt=redact(excerpt(outputs, status, ename, evalue, limit, sink)),
             error_name=ename,
             error_value=evalue,
             spilled=sink.spilled,

@@ -40,6 +40,7 @@ from notebook_bcc.kernel.outputs import StreamingClient
 from notebook_bcc.kernel.ready import ReadyKernelClient
 from notebook_bcc.kernel.records import KernelEnvironment
 from notebook_bcc.kernel.sandbox import SPEC_NAME, Sandbox, SandboxLimits, sandbox_env
+from notebook_bcc.own_files import open_own
 
 __all__ = ["KernelLaunch", "START_ERRORS"]
 
@@ -298,7 +299,8 @@ class KernelLaunch:
         streams: dict[str, Any] = {}
         if self.log_path is not None:
             if self._log_file is None:
-                self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - kept for the kernel's life
+                fd, _ = open_own(self.log_path, os.O_WRONLY | os.O_APPEND, self.cwd)  # no link
+                self._log_file = open(fd, "ab")  # noqa: SIM115 - kept for the kernel's life
             streams = {"stdout": self._log_file, "stderr": self._log_file}
         await client.async_start_new_kernel(cwd=str(self.cwd), env=env, **streams)
         pid = getattr(km.provisioner, "pid", None)

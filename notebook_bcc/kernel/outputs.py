@@ -18,7 +18,7 @@ import re
 from collections import deque
 from pathlib import Path
 from time import monotonic
-from typing import IO, Any
+from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
@@ -26,6 +26,7 @@ from nbclient.exceptions import CellExecutionComplete
 from nbclient.util import ensure_async
 
 from notebook_bcc.kernel.loop import run_sync
+from notebook_bcc.kernel.spill import SpillFile
 
 #: at most this long is spent reading a cell's late outputs (see ``finish_outputs``)
 LATE_DRAIN_CAP_S = 120.0
@@ -48,11 +49,17 @@ class StreamSink:
     """One cell's stream text, bounded while it arrives.
 
     ``spill``: the file that gets all the text once it passes ``cap`` (``label`` names it in the
-    truncation marker). It is removed again if nothing ended up cut from the outputs.
+    truncation marker), secrets redacted. It is written under a temp name made anew (no link
+    below ``root`` is followed) and renamed at the end; removed if nothing was cut after all.
     """
 
     def __init__(
-        self, cap: int, tail_chars: int, spill: Path | None = None, label: str | None = None
+        self,
+        cap: int,
+        tail_chars: int,
+        spill: Path | None = None,
+        label: str | None = None,
+        root: Path | None = None,
     ) -> None:
         self.cap = max(0, cap)
         self.tail_chars = max(0, tail_chars)
@@ -60,8 +67,8 @@ class StreamSink:
         self.dropped = 0  # chars left out of the outputs since the last clear_output
         self.spilled: str | None = None  # ``label`` once the spill file holds all the text
         self.marker = ""  # the truncation marker appended to the outputs by finish()
-        self._spill, self._label = spill, label or str(spill)
-        self._file: IO[str] | None = None
+        self._spill = SpillFile(spill, root) if spill is not None else None
+        self._label = label or str(spill)
         self._pending: list[str] | None = [] if spill is not None else None  # text not yet spilled
         self._runs: list[Any] = []  # stream outputs appended since the last clear_output
         self._base = 0  # index of _runs[0] in the outputs
@@ -94,14 +101,13 @@ class StreamSink:
         if self._cut is None and self._kept > self.cap:
             self._trim()
         self._pending = None
-        file, self._file = self._file, None
-        if file is not None:
+        if self._spill is not None and self._spill.started:
             try:
-                file.close()
+                if not self.dropped:  # the outputs hold it all after all
+                    raise OSError("nothing was cut")
+                self._spill.publish()
                 self.spilled = self._label
             except OSError:
-                self._discard_spill()
-            if not self.dropped:  # the outputs hold it all after all
                 self._discard_spill()
         if self.dropped and not self.marker:
             where = f"; full text in {self.spilled}" if self.spilled else ""
@@ -153,9 +159,9 @@ class StreamSink:
                 self._tail_len -= len(self._tail.popleft())
 
     def _to_file(self, text: str) -> None:
-        if self._file is None:
-            if self._pending is None:
-                return
+        if self._spill is None or self._pending is None and not self._spill.started:
+            return
+        if not self._spill.started:
             self._pending.append(text)
             if self.total <= self.cap:
                 return
@@ -163,25 +169,15 @@ class StreamSink:
         else:
             chunks = [text]
         try:
-            if self._file is None:
-                assert self._spill is not None
-                self._spill.parent.mkdir(parents=True, exist_ok=True)
-                self._file = open(  # noqa: SIM115 - appended to until finish()
-                    self._spill, "w", encoding="utf-8", errors="backslashreplace", newline=""
-                )
-            self._file.writelines(chunks)
+            self._spill.write(chunks)
         except OSError:  # no spill (disk full, ...): the marker then names no file
             self._discard_spill()
 
     def _discard_spill(self) -> None:
         self._pending, self.spilled = None, None
-        file, self._file = self._file, None
-        if file is not None:
-            with contextlib.suppress(OSError):
-                file.close()
         if self._spill is not None:
-            with contextlib.suppress(OSError):
-                self._spill.unlink(missing_ok=True)
+            self._spill.discard()
+            self._spill = None
 
 
 def _collapse(text: str, final: bool = True) -> str:

@@ -11,25 +11,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from notebook_bcc.redaction import SECRET_PATTERNS
+
 __all__ = [
     "SECRET_PATTERNS",
     "kill_kernel",
     "kill_live_kernels",
     "live_kernels",
+    "process_start_time",
     "reap_kernels",
     "scrub_env",
     "stop",
     "track",
     "untrack",
 ]
-
-SECRET_PATTERNS: tuple[str, ...] = (
-    "*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_KEY", "*_PASSWORD", "*_PASSWD",
-    "*_ACCESS_KEY", "*_PRIVATE_KEY", "*_CREDENTIALS", "*_KEY_ID", "AWS_*", "OPENAI_*",
-    "ANTHROPIC_*", "AZURE_OPENAI_*", "GEMINI_*", "GOOGLE_API_*", "GROQ_*", "MISTRAL_*",
-    "COHERE_*", "TOGETHER_*", "HF_*", "HUGGINGFACE_*", "LITELLM_*", "OPENROUTER_*",
-    "DEEPSEEK_*", "XAI_*",
-)  # fmt: skip
 
 
 # (pid, pgid) of the kernels started by any KernelSession of this process and not yet shut down
@@ -71,18 +66,43 @@ def kill_live_kernels() -> None:
         _sigkill(pid, pgid)
 
 
-def reap_kernels(recorded: Sequence[tuple[int, int]]) -> list[int]:
-    """SIGKILL recorded (pid, pgid) kernels still running; return the pids killed.
+def process_start_time(pid: int) -> int | None:
+    """When ``pid`` started (field 22 of ``/proc/<pid>/stat``, in clock ticks since boot);
+    None when there is no such process. With the pid it names one process: pids are reused,
+    a (pid, start time) pair is not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()  # after "pid (comm) ", state is field 3
+    try:
+        return int(fields[22 - 3])
+    except (IndexError, ValueError):
+        return None
 
-    A pid counts only while its command line still names ipykernel (pids are reused).
+
+def reap_kernels(recorded: Sequence[tuple[int, int | None]]) -> list[int]:
+    """SIGKILL recorded kernels, (pid, start time), still running; return the pids killed.
+
+    A pid counts only while its start time is the recorded one and its command line names
+    ipykernel or bwrap (pids are reused; a record without a start time counts for nothing).
+    Its process group goes with it only when the pid leads that group: a group id is never
+    read from a record.
     """
     reaped = []
-    for pid, pgid in recorded:
+    for pid, started in recorded:
+        if not isinstance(pid, int) or pid <= 1 or not isinstance(started, int):
+            continue
+        if pid == os.getpid() or process_start_time(pid) != started:
+            continue
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            leads_group = os.getpgid(pid) == pid
         except OSError:
             continue
-        if b"ipykernel" in cmdline and _sigkill(pid, pgid):
+        if b"ipykernel" not in cmdline and b"bwrap" not in cmdline:
+            continue
+        if process_start_time(pid) == started and _sigkill(pid, pid if leads_group else 0):
             reaped.append(pid)
     return reaped
 

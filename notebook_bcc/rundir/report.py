@@ -22,7 +22,7 @@ from lxml import etree
 
 from notebook_bcc.rundir.report_plan import Transition, plan_html
 from notebook_bcc.rundir.results import named_text, quoted_text
-from notebook_bcc.rundir.store import RunStore, read_log, read_run_json
+from notebook_bcc.rundir.store import RunStore, read_log
 from notebook_bcc.rundir.summary import verification_text
 
 __all__ = ["render_report", "write_report"]
@@ -38,7 +38,8 @@ def _short(text: str, limit: int = TEXT_CHARS) -> str:
     return f"{text[:half]}\n… [{len(text) - limit:,} characters not shown] …\n{text[-half:]}"
 
 
-_SPILL = re.compile(r"full text in (outputs/cell-[\w.-]+\.txt)")
+#: the spill file a cut output names: ``logs/cells/`` (``outputs/`` in runs of bcc before it)
+_SPILL = re.compile(r"full text in ((?:logs/cells|outputs)/cell-[\w.-]+\.txt)")
 
 
 def _pre(text: str, cls: str = "") -> str:
@@ -140,10 +141,10 @@ def _transition_html(tr: Transition, cells_by_seq: dict[int, list[int]]) -> str:
 
 
 def _notebook(root: Path) -> tuple[str, dict[int, list[int]]]:
-    path = root / "notebook.ipynb"
-    if not path.exists():
+    try:
+        nb = RunStore(root).read_json("notebook.ipynb")
+    except FileNotFoundError:
         return "<p>No notebook yet.</p>", {}
-    nb = json.loads(path.read_text(encoding="utf-8"))
     by_seq: dict[int, list[int]] = defaultdict(list)
     parts = []
     for i, cell in enumerate(nb.get("cells", [])):
@@ -292,9 +293,10 @@ def _spent(usage: dict[str, Any]) -> str:
 def render_report(root: Path) -> str:
     """The HTML of the run directory ``root`` (any state: running, aborted, completed)."""
     root = Path(root)
-    state = read_run_json(root, "state.json")
-    summary = read_run_json(root, "summary.json") if (root / "summary.json").exists() else None
-    transitions = _transitions(RunStore(root))
+    store = RunStore(root)  # its reads never follow a link; a damaged file says so
+    state = store.read_json("state.json")
+    summary = store.read_json("summary.json") if (root / "summary.json").is_file() else None
+    transitions = _transitions(store)
     notebook, cells_by_seq = _notebook(root)
     title = state.get("project_title") or state.get("problem_title") or root.name
     tree = plan_html(state, transitions)

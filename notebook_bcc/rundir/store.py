@@ -1,6 +1,8 @@
 """The run directory (README, "A run directory"): creation, run lock, durable writes, events, logs, checkpoint.
 
-Every write goes through ``write_durable``: temp file, fsync, rename, fsync of the directory.
+Every write goes through ``write_durable``: temp file, fsync, rename, fsync of the directory,
+never through a link (:mod:`notebook_bcc.own_files`), and with the secrets of bcc's environment
+redacted (:mod:`notebook_bcc.redaction`, the last line: what reaches a write is redacted already).
 """
 
 from __future__ import annotations
@@ -23,9 +25,25 @@ from typing import Any
 from lxml import etree
 
 from notebook_bcc import failpoints
-from notebook_bcc.errors import DiskFull, InputError, RunLocked, StorageError, UsageError
+from notebook_bcc.errors import InputError, RunLocked, UsageError
+from notebook_bcc.own_files import (
+    create_new,
+    open_dir,
+    open_own,
+    read_own,
+    replace_in,
+)
+from notebook_bcc.redaction import StreamRedactor, redact_bytes, secret_values
+from notebook_bcc.rundir.files import (
+    DAMAGED,
+    read_run_json,
+    rename_durable,
+    storage_error,
+    write_durable,
+)
 
 __all__ = [
+    "SPILL_DIR",
     "RunStore",
     "Recovery",
     "read_log",
@@ -40,6 +58,9 @@ PENDING = ".pending.xml"
 
 LOCK_NAME = "run.lock"
 
+#: where the full text of a cell's cut outputs goes (``cell-SEQ-N.txt``): bcc's, not ``outputs/``
+SPILL_DIR = "logs/cells"
+
 
 def slugify(text: str, limit: int = 40) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
@@ -52,64 +73,6 @@ def utc_now() -> str:
 
 
 #: an OSError that says the run directory may not be written (not that the disk is full)
-_READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
-
-
-def _storage_error(exc: OSError, path: Path) -> StorageError:
-    if exc.errno == errno.ENOSPC:
-        return DiskFull(f"disk full while writing {path}")
-    if exc.errno in _READ_ONLY:
-        return StorageError(
-            f"cannot write {path}: {exc.strerror or exc}",
-            remedy=f"make {path.parent} writable, or copy the run directory to a writable place",
-        )
-    return StorageError(f"cannot write {path}: {exc.strerror or exc}")
-
-
-def read_run_json(root: Path, relpath: str) -> Any:
-    """A JSON file of the run directory ``root``; a missing or damaged one (InputError, exit
-    3) or an unreadable one (StorageError, exit 8) says so with a remedy."""
-    path = root / relpath
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(
-            f"{path} is missing: the run directory is damaged", remedy=_DAMAGED.format(root=root)
-        ) from None
-    except OSError as exc:
-        raise StorageError(
-            f"cannot read {path}: {exc.strerror or exc}",
-            remedy=f"make {root} readable by this user",
-        ) from None
-    except ValueError as exc:  # not UTF-8, or not JSON
-        cause = " ".join(str(exc).split())[:120]
-        raise InputError(
-            f"{path} is damaged (not JSON: {cause})", remedy=_DAMAGED.format(root=root)
-        ) from None
-
-
-_DAMAGED = (
-    "restore it from a backup, or redo the run without a model: `bcc replay {root} --out NEW_DIR`"
-)
-
-
-def write_durable(path: Path, data: bytes | str) -> None:
-    """Write atomically and durably: temp file, fsync, rename, fsync the directory."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(raw)
-            failpoints.hit("write", path)
-            fh.flush()
-            os.fsync(fh.fileno())
-        _replace_durably(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise _storage_error(exc, path) from exc
-
-
 class RunStore:
     """One run directory. Create with ``RunStore.create``; reopen with ``RunStore.open``."""
 
@@ -143,10 +106,10 @@ class RunStore:
     def create(cls, root: Path, problem: Path, data: Sequence[Path]) -> RunStore:
         try:
             root.mkdir(parents=True, exist_ok=True)
-            for sub in ("assets", "logs", "outputs"):
+            for sub in ("assets", "logs", SPILL_DIR, "outputs"):
                 (root / sub).mkdir(exist_ok=True)
         except OSError as exc:
-            raise _storage_error(exc, root) from exc
+            raise storage_error(exc, root) from exc
         store = cls(root)
         store.lock()
         try:
@@ -157,9 +120,9 @@ class RunStore:
                 failpoints.hit("create", dst)
                 shutil.copyfile(src, dst)
                 dst.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-            (root / "events.jsonl").touch()
+            os.close(open_own(root / "events.jsonl", os.O_WRONLY | os.O_APPEND, root)[0])
         except OSError as exc:
-            raise _storage_error(exc, root) from exc
+            raise storage_error(exc, root) from exc
         return store
 
     @classmethod
@@ -167,7 +130,7 @@ class RunStore:
         if (root / "config.json").is_file() and not (root / "state.json").exists():
             raise InputError(
                 f"{root}/state.json, the run's checkpoint, is missing: the run directory is damaged",
-                remedy=_DAMAGED.format(root=root),
+                remedy=DAMAGED.format(root=root),
             )
         if not (root / "state.json").is_file():
             raise InputError(
@@ -179,10 +142,10 @@ class RunStore:
     # -- lock -----------------------------------------------------------------------------
     def lock(self) -> None:
         path = self.root / LOCK_NAME
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:  # a link there is replaced (the pid is written into the lock file)
+            fd, _ = open_own(path, os.O_RDWR, self.root)
         except OSError as exc:  # a read-only run directory: bcc cannot carry it on
-            raise _storage_error(exc, path) from None
+            raise storage_error(exc, path) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -202,7 +165,7 @@ class RunStore:
 
     # -- writes ---------------------------------------------------------------------------
     def write(self, relpath: str, data: bytes | str) -> None:
-        write_durable(self.root / relpath, data)
+        write_durable(self.root / relpath, data, self.root)
 
     def write_json(self, relpath: str, data: Any) -> None:
         self.write(relpath, json.dumps(data, indent=2, default=str) + "\n")
@@ -244,29 +207,34 @@ class RunStore:
         pending = []
         for seq, event, xml in logs:
             pending.append(self.root / "logs" / f"{seq:04d}_{event}{PENDING}")
-            write_durable(pending[-1], xml)
+            write_durable(pending[-1], xml, self.root)
         self.append_events(records)
         self.write_checkpoint(checkpoint)
         for path in pending:
-            _rename_durable(path, path.with_name(path.name.replace(PENDING, ".xml")))
+            rename_durable(path, path.with_name(path.name.replace(PENDING, ".xml")), self.root)
 
     def append_event(self, record: dict[str, Any]) -> None:
         """Append one line to events.jsonl and fsync; stamped with ``at`` (UTC) unless given."""
         self.append_events([record])
 
     def append_events(self, records: Sequence[dict[str, Any]]) -> None:
-        """Append lines to events.jsonl in one write, then fsync."""
+        """Append lines to events.jsonl in one write, then fsync. A link there (the run's code
+        put it) is replaced by a new file that says so first; it is never written through."""
         now = utc_now()
         data = "".join(json.dumps({"at": now, **r}, default=str) + "\n" for r in records)
         path = self.root / "events.jsonl"
         try:
-            with open(path, "ab") as fh:
+            fd, replaced = open_own(path, os.O_WRONLY | os.O_APPEND, self.root)
+            with os.fdopen(fd, "ab") as fh:
+                if replaced:
+                    note = {"at": now, "type": "link_replaced", "path": "events.jsonl"}
+                    fh.write(json.dumps(note).encode() + b"\n")
                 failpoints.hit("write", path)
-                fh.write(data.encode("utf-8"))
+                fh.write(redact_bytes(data.encode("utf-8")))
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
-            raise _storage_error(exc, path) from exc
+            raise storage_error(exc, path) from exc
 
     def recover(self, seq: int) -> Recovery:
         """Bring the history back to the checkpoint at ``seq`` (after a crash, or before an
@@ -276,7 +244,7 @@ class RunStore:
         logs = self.root / "logs"
         for path in sorted(logs.glob(f"[0-9][0-9][0-9][0-9]_*{PENDING}")):
             if _seq_of(path) <= seq:
-                _rename_durable(path, path.with_name(path.name.replace(PENDING, ".xml")))
+                rename_durable(path, path.with_name(path.name.replace(PENDING, ".xml")), self.root)
         abandoned = []
         for path in sorted(logs.glob(f"[0-9][0-9][0-9][0-9]_*{PENDING}")) + self.log_files():
             if _seq_of(path) > seq:
@@ -284,16 +252,50 @@ class RunStore:
                 target, n = logs / f"{stem}.abandoned.xml", 2
                 while target.exists():
                     target, n = logs / f"{stem}.abandoned-{n}.xml", n + 1
-                _rename_durable(path, target)
+                rename_durable(path, target, self.root)
                 abandoned.append(target.name)
         for leftover in [*self.root.glob(".*.tmp"), *logs.glob(".*.tmp")]:
             leftover.unlink(missing_ok=True)
         path = self.root / "events.jsonl"
-        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        lines = self.read_text("events.jsonl", "").splitlines()
         kept = [line for line in lines if _committed_line(line, seq)]
         if len(kept) != len(lines):
-            write_durable(path, "".join(f"{line}\n" for line in kept))
+            write_durable(path, "".join(f"{line}\n" for line in kept), self.root)
         return Recovery(tuple(abandoned), len(lines) - len(kept))
+
+    def redact_file(self, relpath: str) -> None:
+        """Rewrite a file another process wrote (``kernel.log``: a cell's writes to its file
+        descriptors land there) with the secrets redacted, read and written in pieces."""
+        path = self.root / relpath
+        if not secret_values():
+            return
+        try:
+            dir_fd = open_dir(path.parent, self.root)
+        except OSError as exc:
+            raise storage_error(exc, path) from exc
+        temp, stream = f".{path.name}.tmp", StreamRedactor()
+        try:
+            source = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            with os.fdopen(source, "rb") as src, os.fdopen(create_new(dir_fd, temp), "wb") as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(
+                        stream.feed(chunk.decode("utf-8", "surrogateescape")).encode(
+                            "utf-8", "surrogateescape"
+                        )
+                    )
+                dst.write(stream.flush().encode("utf-8", "surrogateescape"))
+                dst.flush()
+                os.fsync(dst.fileno())
+            replace_in(dir_fd, temp, path.name)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=dir_fd)
+            if exc.errno != errno.ELOOP:  # a link there is not bcc's to rewrite
+                raise storage_error(exc, path) from exc
+        finally:
+            os.close(dir_fd)
 
     # -- reads ----------------------------------------------------------------------------
     def summarised(self) -> bool:
@@ -301,15 +303,26 @@ class RunStore:
         return all((self.root / name).exists() for name in ("summary.json", "summary.md"))
 
     def read_json(self, relpath: str) -> Any:
-        """A JSON file of the run (``read_run_json``: a damaged one says so)."""
+        """A JSON file of the run (``read_run_json``: never through a link; a damaged one
+        says so)."""
         return read_run_json(self.root, relpath)
+
+    def read_text(self, relpath: str, missing: str | None = None) -> str:
+        """A file of the run, never read through a link (a link reads as ``missing``, and
+        with ``missing`` None, as a file that is not there: FileNotFoundError)."""
+        path = self.root / relpath
+        try:
+            return read_own(path, self.root).decode("utf-8")
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR):
+                raise
+            if missing is None:
+                raise FileNotFoundError(errno.ENOENT, "not there, or a link", str(path)) from exc
+            return missing
 
     def events(self) -> Iterator[dict[str, Any]]:
         """Events in order; a torn line (a crash mid-append, before ``recover``) is skipped."""
-        path = self.root / "events.jsonl"
-        if not path.exists():
-            return
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in self.read_text("events.jsonl", "").splitlines():
             try:
                 yield json.loads(line)
             except json.JSONDecodeError:
@@ -320,7 +333,7 @@ class RunStore:
         ``.attempts.xml`` of a transition whose agent never answered validly, nor the
         ``.abandoned.xml`` of one a crash or an abort undid, nor a ``.pending.xml``."""
         logs = (self.root / "logs").glob("[0-9][0-9][0-9][0-9]_*.xml")
-        return sorted(p for p in logs if p.name.count(".") == 1)
+        return sorted(p for p in logs if p.name.count(".") == 1 and not p.is_symlink())
 
     def logs(self) -> Iterator[etree._Element]:
         """The committed transitions' logs, parsed, in order."""
@@ -329,9 +342,10 @@ class RunStore:
 
 
 def read_log(path: Path) -> etree._Element:
-    """A transition log's root element, parsed without entities, network or size limits."""
+    """A transition log's root element, parsed without entities, network or size limits (and
+    never read through a link)."""
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
-    return etree.parse(str(path), parser).getroot()
+    return etree.fromstring(read_own(path), parser)
 
 
 @dataclass(frozen=True)
@@ -356,21 +370,3 @@ def _committed_line(line: str, seq: int) -> bool:
     if not isinstance(record, dict):
         return False
     return not isinstance(record.get("seq"), int) or record["seq"] <= seq
-
-
-def _rename_durable(source: Path, target: Path) -> None:
-    """Rename within one directory, then fsync the directory."""
-    try:
-        _replace_durably(source, target)
-    except OSError as exc:
-        raise _storage_error(exc, target) from exc
-
-
-def _replace_durably(source: Path, target: Path) -> None:
-    """``os.replace``, then fsync of the directory, so the new name survives a power cut."""
-    os.replace(source, target)
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

@@ -79,6 +79,7 @@ def write_results(
     doc.set_verification(verification)
     doc.set_variables(s.ledger.to_json())
     doc.save()
+    store.redact_file("kernel.log")  # the kernels are gone: what a cell wrote to fd 1 or 2
     summary = build_summary(
         s,
         verification,

@@ -20,6 +20,7 @@ from typing import Any
 from notebook_bcc.config import RunConfig
 from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel.gateway import TOKEN_ENV, Gateway
+from notebook_bcc.kernel.processes import process_start_time
 from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace
 from notebook_bcc.kernel.sandbox import SandboxLimits
 from notebook_bcc.kernel.session import KernelSession
@@ -31,6 +32,7 @@ from notebook_bcc.rundir.results import (
     RESULT_NAMES,
     shortened_parts,
 )
+from notebook_bcc.rundir.store import SPILL_DIR
 from notebook_bcc.workflow.context import RunContext
 
 __all__ = ["KernelHost", "gateway_of", "sandbox_of"]
@@ -111,7 +113,7 @@ class KernelHost:
             output_cap_chars=config.output_cap_chars,
             excerpt_chars=config.excerpt_chars,
             log_path=ctx.store.root / "kernel.log",
-            spill_dir=ctx.store.root / "outputs",
+            spill_dir=ctx.store.root / SPILL_DIR,
             sandbox=sandbox_of(config),
             gateway=gateway and replace(gateway, role=self.gateway_role or gateway.role),
         )
@@ -126,6 +128,8 @@ class KernelHost:
                 "type": "kernel",
                 "pid": self.kernel.pid,
                 "pgid": self.kernel.pgid,
+                # the pid's start time: a resume kills only the process that still has both
+                "started": self.kernel.pid and process_start_time(self.kernel.pid),
                 **({"gateway_kernel": self.kernel.remote_id} if self.kernel.remote_id else {}),
                 "environment": self.ctx.state.kernel_environment,
             }

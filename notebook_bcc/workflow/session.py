@@ -208,10 +208,9 @@ def _reopen(
             f"{run_dir}/state.json cannot be resumed: {exc}",
             remedy="resume it with the bcc version that wrote it, or start a new `bcc run`",
         ) from None
-    doc = NotebookDocument.load(
-        (store.root / "notebook.ipynb").read_text(encoding="utf-8"), store_writer(store)
-    )
+    doc = NotebookDocument.load(store.read_text("notebook.ipynb"), store_writer(store))
     reap_orphan_kernels(store, gateway_of(config))
+    store.redact_file("kernel.log")  # a killed bcc's kernels wrote it last
     # an ABORT (or FAIL) adds no cells and takes the seq its unfinished transition would
     # have had: cells with that seq are the unfinished transition's, kept on disk when the
     # abort's own notebook write failed (disk still full)
@@ -261,7 +260,7 @@ def _runner(
     files: list[str],
     on_event: EventHook | None,
 ) -> Runner:
-    problem_text = (store.root / "problem.md").read_text(encoding="utf-8")
+    problem_text = store.read_text("problem.md")
     return Runner(
         config,
         store,
@@ -292,7 +291,8 @@ def reap_orphan_kernels(store: RunStore, gateway: Gateway | None = None) -> list
     Called with the run lock held, so no live bcc owns them.
     """
     events = [e for e in store.events() if e.get("type") == "kernel"]
-    reaped = reap_kernels([(e["pid"], e.get("pgid") or 0) for e in events if e.get("pid")])
+    # a line without ``started`` (written by an older bcc, or forged) names nothing to kill
+    reaped = reap_kernels([(e.get("pid"), e.get("started")) for e in events])
     if reaped:
         store.append_event({"type": "orphans_reaped", "pids": reaped})
     remote = [e["gateway_kernel"] for e in events if e.get("gateway_kernel")]

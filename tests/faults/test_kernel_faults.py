@@ -111,8 +111,8 @@ def test_a_cell_printing_200_mb_is_capped_and_spilled(tmp_path: Path, fault_cloc
     assert (done.run / "notebook.ipynb").stat().st_size < 1_000_000
     cell = [c for c in nb.cells if c.cell_type == "code"][-1]
     text = "".join(o["text"] for o in cell.outputs if o["output_type"] == "stream")
-    assert "output truncated by bcc" in text and "outputs/cell-4-2.txt" in text  # action 2
-    spill = done.run / "outputs" / "cell-4-2.txt"
+    assert "output truncated by bcc" in text and "logs/cells/cell-4-2.txt" in text  # action 2
+    spill = done.run / "logs" / "cells" / "cell-4-2.txt"
     assert spill.stat().st_size == 200 * 10_000 * 100  # every character printed
     logged = cell_log(done.run).find("execution/cell")
     assert logged.get("status") == "ok" and "truncated" in logged.text

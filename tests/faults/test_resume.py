@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from notebook_bcc.kernel.processes import process_start_time
 from notebook_bcc.rundir.store import RunStore
 from notebook_bcc.workflow.session import reap_orphan_kernels
 from tests.conftest import BCC, ROOT, run_bcc
@@ -77,15 +78,22 @@ def test_a_reply_received_before_a_crash_is_reused_not_paid_twice(tmp_path: Path
 
 
 def test_resume_kills_a_kernel_left_behind(tmp_path: Path):
-    """A process whose command line says ipykernel, recorded as the run's kernel, is reaped."""
+    """A process whose command line says ipykernel, recorded as the run's kernel with its
+    start time, is reaped."""
     orphan = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(120)", "ipykernel"],
         start_new_session=True,
     )
     try:
         store = RunStore(tmp_path)
-        store.append_event({"type": "kernel", "pid": orphan.pid, "pgid": orphan.pid})
-        store.append_event({"type": "kernel", "pid": os.getpid(), "pgid": os.getpgid(0)})
+        started = process_start_time(orphan.pid)
+        store.append_event({"type": "kernel", "pid": orphan.pid, "pgid": 1})  # no start time
+        assert reap_orphan_kernels(store) == []  # an older bcc's line (or a forged one)
+        store.append_event(
+            {"type": "kernel", "pid": orphan.pid, "pgid": orphan.pid, "started": started}
+        )
+        mine = process_start_time(os.getpid())
+        store.append_event({"type": "kernel", "pid": os.getpid(), "started": mine})
         assert reap_orphan_kernels(store) == [orphan.pid]  # our own pid is no kernel: spared
         orphan.wait(5)
         assert orphan.returncode == -signal.SIGKILL

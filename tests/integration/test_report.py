@@ -80,6 +80,6 @@ def test_a_huge_output_shows_its_excerpt_and_links_its_spill_file(tmp_path: Path
     result = make_runner(tmp_path, agent, verify=False).run()
     assert result.final_state == "WORKFLOW_COMPLETED"
     page = (tmp_path / "run" / "report.html").read_text()
-    [spill] = sorted((tmp_path / "run" / "outputs").glob("cell-*.txt"))
-    assert f'<a href="outputs/{spill.name}">outputs/{spill.name}</a>: the full output' in page
+    [spill] = sorted((tmp_path / "run" / "logs" / "cells").glob("cell-*.txt"))
+    assert f'<a href="logs/cells/{spill.name}">logs/cells/{spill.name}</a>: the full output' in page
     assert "x" * 60_000 not in page

@@ -20,6 +20,8 @@ LAYERS = {
     "failpoints": 0,
     "progress": 0,
     "syntax": 0,
+    "redaction": 0,
+    "own_files": 0,
     "inputs": 1,
     "kernel": 1,
     "rundir": 1,
