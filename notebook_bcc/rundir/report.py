@@ -21,7 +21,7 @@ from typing import Any
 from lxml import etree
 
 from notebook_bcc.rundir.report_plan import Transition, plan_html
-from notebook_bcc.rundir.results import named_text, quoted_text
+from notebook_bcc.rundir.results import named_text, quoted_text, reading_lines
 from notebook_bcc.rundir.store import RunStore, read_log
 from notebook_bcc.rundir.summary import verification_text
 
@@ -258,6 +258,7 @@ def _answers_html(answers: list[dict[str, Any]]) -> str:
                 if a.get("shortened")
                 else ""
             )
+            + "".join(f"<br><i>{e(line)}</i>" for line in reading_lines(a))
             + "</li>"
         )
     return "<ol>" + "".join(items) + "</ol>"
