@@ -34,7 +34,7 @@ from typing import Any
 
 from tests.scripted import one_stage
 
-__all__ = ["FakeLLM", "Reply", "Request", "scripted_reply"]
+__all__ = ["FakeLLM", "Reply", "Request", "each_behavior", "scripted_reply"]
 
 MAX_DELAY_S = 30.0
 
@@ -301,3 +301,19 @@ class FakeLLM:
                     pass
 
         return Handler
+
+
+def each_behavior(codes: list[str]) -> Callable[[Request], str]:
+    """A policy: the one-stage workflow whose behaviors' actions run ``codes`` in turn (the
+    last one again once they run out): an escape attempt per behavior, then honest work."""
+    count = {"START_BEHAVIOR": 0, "COMPLETE_ACTION": 0}
+
+    def answer(req: Request) -> str:
+        if req.transition in count:
+            count[req.transition] += 1
+        n = count["START_BEHAVIOR"]
+        obs = SimpleNamespace(event=req.transition, behaviors_in_step=n - 1, artifacts=())
+        code = codes[min(count["COMPLETE_ACTION"], len(codes)) - 1]
+        return one_stage(obs, lambda o: code)
+
+    return answer

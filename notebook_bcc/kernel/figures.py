@@ -59,7 +59,13 @@ def figures_in(outputs: Iterable[Mapping[str, Any]], first: int = 1) -> list[Fig
         note = f"figure {first + len(found)}: " + (f"{size[0]}x{size[1]} px PNG" if size else "PNG")
         lines = [" ".join(line.split()) for line in text.strip().splitlines() if line.strip()]
         if lines:  # the first line names the figure; one more per axes says what is drawn
-            note += ", " + "\n  ".join(lines)[:NOTE_CHARS]
+            described = "\n  ".join(lines)
+            if len(described) > NOTE_CHARS:  # whole lines, and the cut said
+                cut = described.rfind("\n", 0, NOTE_CHARS)
+                cut = cut if cut > 0 else NOTE_CHARS
+                rest = len(described) - cut
+                described = described[:cut] + f"\n  ... ({rest} more characters of its note)"
+            note += ", " + described
         found.append(Figure(note, png))
     return found
 

@@ -40,7 +40,17 @@ def describe_figure(fig):
             continue
         if what:
             drawn.append(f"  axes {i}: " + "; ".join(what))
-    return "\n".join([text, *drawn])[:1600]
+    return _whole_lines("\n".join([text, *drawn]), 1600)
+
+
+def _whole_lines(text, limit):
+    # at most ``limit`` characters, cut between lines and said so: a reader never takes a
+    # cut line ("y 2.2 to") for the whole of what is drawn
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit)
+    cut = cut if cut > 0 else limit
+    return text[:cut] + f"\n  ... ({len(text) - cut} more characters of this description)"
 
 
 def _num(x):

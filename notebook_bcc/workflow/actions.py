@@ -53,7 +53,9 @@ def perform(
             continue
         cell_id = f"{s.seq + 1}-{n}"
         if failed:
-            log.add_cell(cell_id, "skipped", 0, "not run: an earlier cell of this action failed")
+            why = "not run: an earlier cell of this action failed"
+            log.add_cell(cell_id, "skipped", 0, why)
+            facts.append(asdict(CellFact("skipped", why, code=action.content)))  # a retry sees it
             continue
         repeated = guards.repeated_code(action.content, step.failed_code)
         if repeated is not None:

@@ -13,16 +13,14 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import nbformat
 import pytest
 
-from tests.fakellm import FakeLLM, Request
+from tests.fakellm import FakeLLM, each_behavior
 from tests.integration.test_fork import _fork_policy
 from tests.integration.test_llm import BCC, ROOT, _env, bcc, files_containing
 from tests.integration.test_sandbox import REQUIRED, bwrap_path
-from tests.scripted import one_stage
 
 pytestmark = [
     pytest.mark.timeout(300),
@@ -99,18 +97,7 @@ print('left 4 sleepers')
 """
 
 
-def _policy(codes: list[str]):
-    """The action of each behavior in turn."""
-    count = {"START_BEHAVIOR": 0, "COMPLETE_ACTION": 0}
-
-    def answer(req: Request) -> str:
-        if req.transition in count:
-            count[req.transition] += 1
-        n = count["START_BEHAVIOR"]
-        obs = SimpleNamespace(event=req.transition, behaviors_in_step=n - 1, artifacts=())
-        return one_stage(obs, lambda o: codes[min(count["COMPLETE_ACTION"], len(codes)) - 1])
-
-    return answer
+_policy = each_behavior
 
 
 @pytest.fixture

@@ -94,3 +94,36 @@ def test_a_retry_far_over_budget_keeps_task_criteria_and_feedback_whole(tmp_path
     listed = retry.split("## Variables in the kernel")[1].split("\n## ")[0]
     assert "- result: float = 2081990.36" in listed, listed[:300]
     assert all("result: float = 2081990.36" in prompt for prompt in reflector)
+
+
+def test_a_retry_sees_the_cells_a_failure_left_unrun(tmp_path: Path) -> None:
+    """Relay trial (Seattle weather): the retry's "earlier attempts" showed the failed cell
+    only, not the cells after it that never ran, which the feedback asked to run as written."""
+    seen = {"COMPLETE_ACTION": 0, "START_BEHAVIOR": 0}
+
+    def answer(req: Request) -> str:
+        if req.transition in seen:
+            seen[req.transition] += 1
+        if req.transition == "COMPLETE_ACTION" and seen["COMPLETE_ACTION"] == 1:
+            return (
+                "<actions><add-code2run><![CDATA[x = 1 / 0]]></add-code2run>"
+                "<add-code2run><![CDATA[UNRUN_CELL = 2]]></add-code2run></actions>"
+            )
+        obs = SimpleNamespace(
+            event=req.transition, behaviors_in_step=seen["START_BEHAVIOR"] - 1, artifacts=()
+        )
+        done = seen["START_BEHAVIOR"] >= 2  # the first attempt failed: retry it
+        return one_stage(obs, lambda o: "result = 1", complete_when=lambda o: done)
+
+    problem, data, run = tmp_path / "problem.md", tmp_path / "t.csv", tmp_path / "run"
+    problem.write_text("Compute the result.\n")
+    data.write_text("a,b\n1,2\n")
+    with FakeLLM(policy=answer) as fake:
+        proc, _, _ = bcc(
+            "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
+            "--out", str(run), "--quiet", "--no-verify",
+        )  # fmt: skip
+        generator = [r.last_user for r in fake.requests if r.transition == "COMPLETE_ACTION"]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "# cell 1: error, not in the notebook\nx = 1 / 0" in generator[1]
+    assert "# cell 2: skipped, not in the notebook\nUNRUN_CELL = 2" in generator[1]

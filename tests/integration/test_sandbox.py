@@ -12,14 +12,12 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from notebook_bcc.kernel.sandbox import bwrap_path, choose
-from tests.fakellm import FakeLLM, Request
+from tests.fakellm import FakeLLM, each_behavior
 from tests.integration.test_llm import BCC, ROOT, _env, bcc
-from tests.scripted import one_stage
 
 REQUIRED = os.environ.get("BCC_REQUIRE_SANDBOX") == "1"  # .ci/run: skipping would hide a gap
 pytestmark = [
@@ -59,18 +57,7 @@ def attempts(port: int, canary: Path, written: Path) -> list[str]:
     ]
 
 
-def policy(codes: list[str]):
-    count = {"START_BEHAVIOR": 0, "COMPLETE_ACTION": 0}
-
-    def answer(req: Request) -> str:
-        if req.transition in count:
-            count[req.transition] += 1
-        n = count["START_BEHAVIOR"]
-        obs = SimpleNamespace(event=req.transition, behaviors_in_step=n - 1, artifacts=())
-        code = codes[min(count["COMPLETE_ACTION"], len(codes)) - 1]
-        return one_stage(obs, lambda o: code)
-
-    return answer
+policy = each_behavior  # kept under its old name for the tests that import it
 
 
 def test_model_code_is_confined_and_the_honest_attempt_completes(

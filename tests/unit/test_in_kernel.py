@@ -268,3 +268,25 @@ def test_a_result_too_large_to_report_is_shortened_and_the_rest_stands(
     assert got["8"]["value"]["type"] == "DataFrame"
     assert got["8"]["value"]["why"] == "not JSON-serialisable"
     assert data["final_summary"].startswith("# Findings") and len(data["final_summary"]) > 20_000
+
+
+def test_a_long_figure_description_is_cut_between_lines_and_says_so() -> None:
+    """Relay trial (Seattle weather): a note ended "axes 4: line of 5 points, x 0.75 to 1.25,
+    y 2.2 to" with no sign that the rest was cut."""
+    from notebook_bcc.kernel.figures import NOTE_CHARS, figures_in
+
+    lines = [f"axes {i}: line of 5 points, x 0.75 to 1.25, y 2.2 to {i}.5" for i in range(60)]
+    text = "\n".join(lines)
+    clipped = in_kernel_figures._whole_lines(text, 1600)
+    kept, marker = clipped.rsplit("\n", 1)
+    assert all(line in lines for line in kept.splitlines())
+    assert marker == f"  ... ({len(text) - len(kept)} more characters of this description)"
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+    import base64
+
+    out = {"output_type": "display_data", "data": {"image/png": base64.b64encode(png).decode(),
+                                                   "text/plain": "<Figure>\n" + text}}  # fmt: skip
+    (figure,) = figures_in([out])
+    assert len(figure.note) < NOTE_CHARS + 200
+    assert figure.note.rsplit("\n", 1)[1].startswith("  ... (") and "more characters" in figure.note
+    assert not any(line.endswith(" to") for line in figure.note.splitlines())
