@@ -12,7 +12,6 @@ spill file a cell's full output went to).
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -20,8 +19,9 @@ from typing import Any
 
 from lxml import etree
 
+from notebook_bcc.errors import InputError
 from notebook_bcc.rundir.report_plan import Transition, plan_html
-from notebook_bcc.rundir.results import named_text, quoted_text, reading_lines
+from notebook_bcc.rundir.report_reader import READER_STYLE, reader_html
 from notebook_bcc.rundir.store import RunStore, read_log
 from notebook_bcc.rundir.summary import verification_text
 
@@ -189,24 +189,11 @@ def _ledger(state: dict[str, Any]) -> str:
 
 
 def _results(summary: dict[str, Any] | None) -> str:
+    """The outcome and the verification (the answers, findings and figures are the reader's
+    section's, above)."""
     if not summary:
         return "<p>The run has not finished: no summary yet.</p>"
     out = [f"<p><b>Outcome:</b> {e(str(summary.get('outcome') or summary.get('final_state')))}</p>"]
-    if summary.get("answers"):
-        out.append("<h3>Answers</h3>" + _answers_html(summary["answers"]))
-    for n, f in enumerate(summary.get("follow_ups") or [], 1):
-        out.append(f"<h3>Follow-up {n}: {e(f['question'])}</h3>")
-        out.append(_answers_html(f["answers"]) if f["answers"] else "<p>not planned yet</p>")
-    if isinstance(summary.get("key_results"), dict):
-        rows = "".join(
-            f"<tr><td>{e(str(k))}</td><td>{e(json.dumps(v))}</td></tr>"
-            for k, v in summary["key_results"].items()
-        )
-        out.append(f"<h3>Key results</h3><table>{rows}</table>")
-    if summary.get("findings"):
-        found = summary["findings"]
-        out.append(f"<h3>Findings</h3><p><i>From {e(found['source'])}.</i></p>")
-        out.append(f'<pre class="findings">{e(found["text"])}</pre>')
     v = summary.get("verification") or {}
     out.append(
         f"<h3>Verification</h3><p>{e(verification_text(v))}"
@@ -238,30 +225,6 @@ def _alternatives(state: dict[str, Any]) -> str:
                 f"{cells}</details>"
             )
     return "".join(out)
-
-
-def _answers_html(answers: list[dict[str, Any]]) -> str:
-    items = []
-    for a in answers:
-        value = quoted_text(a["value"]) if a.get("answered") else "not answered"
-        named = a.get("values") or {}
-        items.append(
-            f"<li>{e(a['question'])}{' <i>(added by the model)</i>' if a.get('added') else ''}"
-            f" <b>{e(value)}</b> — {e(a.get('text') or '')}"
-            + (
-                f"<br><code>{e(named_text(named, a.get('missing_values', ())))}</code>"
-                if named
-                else ""
-            )
-            + (
-                f"<br><i>shortened: {e('; '.join(a['shortened']))}</i>"
-                if a.get("shortened")
-                else ""
-            )
-            + "".join(f"<br><i>{e(line)}</i>" for line in reading_lines(a))
-            + "</li>"
-        )
-    return "<ol>" + "".join(items) + "</ol>"
 
 
 STYLE = """
@@ -299,18 +262,24 @@ def render_report(root: Path) -> str:
     summary = store.read_json("summary.json") if (root / "summary.json").is_file() else None
     transitions = _transitions(store)
     notebook, cells_by_seq = _notebook(root)
+    try:
+        nb = store.read_json("notebook.ipynb")
+    except (FileNotFoundError, InputError):
+        nb = {}
+    reader = reader_html(root, summary, nb, store.read_text("problem.md", missing=""))
     title = state.get("project_title") or state.get("problem_title") or root.name
     tree = plan_html(state, transitions)
     timeline = "".join(_transition_html(t, cells_by_seq) for t in transitions)
     counters = state.get("counters", {})
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>{e(title)} — bcc report</title><style>{STYLE}</style></head><body>"
+        f"<title>{e(title)} — bcc report</title><style>{STYLE}{READER_STYLE}</style></head><body>"
         f"<h1>{e(title)}</h1><p>Run <code>{e(root.name)}</code>: {e(state.get('fsm_state', ''))}; "
         f"{counters.get('transitions', 0)} transitions, {counters.get('cells', 0)} cells, "
         f"{counters.get('llm_calls', 0)} model calls{_spent(state.get('usage') or {})}. "
         '<a href="notebook.ipynb">notebook.ipynb</a> · <a href="summary.md">summary.md</a></p>'
-        f'<section id="results"><h2>Results</h2>{_results(summary)}</section>'
+        f"{reader}"
+        f'<section id="results"><h2>Outcome and verification</h2>{_results(summary)}</section>'
         f'<section id="plan"><h2>Plan</h2><ul class="tree">{tree}</ul></section>'
         + (
             f'<section id="alternatives"><h2>Alternatives</h2>{_alternatives(state)}</section>'

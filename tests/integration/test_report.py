@@ -1,5 +1,6 @@
 """report.html in a real headless Chromium: an offline run and a scripted-LLM run (litellm to
-the loopback server) each load with no console error; the plan tree is on screen; clicking a
+the loopback server) each load with no console error; the reader's part comes first, the plan
+tree below it; clicking a
 transition shows its prompt and the cells it ran."""
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ def check_in_browser(run: Path, shot: Path) -> None:
     with Chromium() as browser:
         browser.open((run / "report.html").as_uri())
         assert browser.evaluate("document.querySelectorAll('#plan li').length") >= 3
-        top = browser.evaluate("document.querySelector('#plan').getBoundingClientRect().top")
-        assert 0 <= top < browser.evaluate("innerHeight"), "the plan tree is on the first screen"
+        top = browser.evaluate("document.querySelector('#reader').getBoundingClientRect().top")
+        assert 0 <= top < browser.evaluate("innerHeight"), "the reader's part comes first"
+        below = browser.evaluate("document.querySelector('#plan').getBoundingClientRect().top")
+        assert below > top, "the process follows the reader's part"
         assert browser.screenshot(shot).stat().st_size > 10_000
         target = f"document.querySelector('#t-{seq:04d}')"
         assert browser.evaluate(f"{target}.open") is False
