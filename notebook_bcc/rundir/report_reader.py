@@ -29,7 +29,8 @@ DIGITS = 4
 
 READER_STYLE = """
 #reader{font-size:15px}#reader .answers li{margin:.5em 0}#reader .named{color:#444}
-#reader .md h1,#reader .md h2,#reader .md h3,#reader .md h4{margin:.8em 0 .3em}
+#reader .md h1,#reader .md h2,#reader .md h3,#reader .md h4{margin:.8em 0 .3em;border:none}
+#reader .md h1,#reader .md h2{font-size:1.2em}#reader .md h3,#reader .md h4{font-size:1.05em}
 #reader figure{display:inline-block;margin:.5em 1em .5em 0;vertical-align:top}
 #reader figure img{max-width:520px;width:100%;border:1px solid #ddd}#reader pre,#reader table{max-width:100%;overflow-x:auto}
 #reader figcaption{font-size:.85em;color:#555}span.num{border-bottom:1px dotted #999}
