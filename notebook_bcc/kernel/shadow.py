@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from time import monotonic
 from typing import Any
 
@@ -61,7 +61,8 @@ class ShadowRun:
         self._failure: tuple[int, str] | None = None  # (notebook index, error) of the first
         self._busy_ms = 0
         self._values: dict[str, Any] = {}
-        self._fetch: dict[str, int] = {}
+        self._fetch: list[str] = []
+        self._whole: dict[str, int] = {}  # names fetched part by part (``fetch_json``'s whole)
         self._fetch_error: str | None = None  # why the values could not be read
         self._error: BaseException | None = None  # a kernel that could not start, say
         self._closing = False
@@ -75,12 +76,16 @@ class ShadowRun:
         """The notebook's cells after a committed transition; returns at once."""
         self._inbox.put(cells)
 
-    def finish(self, fetch: Mapping[str, int], timeout: float) -> VerificationResult:
+    def finish(
+        self, fetch: Mapping[str, int] | Sequence[str], timeout: float
+    ) -> VerificationResult:
         """Wait (at most ``timeout`` seconds) until the last submitted cells have run; the
-        verdict, with the values of ``fetch`` (name -> a part's limit, as ``fetch_json``'s
-        ``whole``) when every cell passed. Stops the worker."""
+        verdict, with the values of ``fetch`` when every cell passed. Stops the worker.
+        ``fetch``: name -> a part's limit (as ``fetch_json``'s ``whole``: never dropped whole),
+        or names (each fetched when small and JSON, as ``fetch_json`` does)."""
         started = monotonic()
-        self._fetch = dict(fetch)
+        self._fetch = list(fetch)
+        self._whole = dict(fetch) if isinstance(fetch, Mapping) else {}
         self._inbox.put(None)  # after the cells: fetch the values, then stop
         self._thread.join(timeout)
         why = None
@@ -193,10 +198,10 @@ class ShadowRun:
         if not now and self._failure is None and self._fetch:
             try:
                 self._values = session.fetch_json(
-                    list(self._fetch),
+                    self._fetch,
                     max_chars=FETCH_CHARS,
                     timeout=self.fetch_timeout,
-                    whole=self._fetch,
+                    whole=self._whole,
                 )
             except (TimeoutError, KernelError) as exc:  # the verifier failed, not the notebook
                 self._fetch_error = str(exc) or type(exc).__name__

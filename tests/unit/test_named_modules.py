@@ -5,6 +5,7 @@ name and data file names never."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -73,19 +74,24 @@ def test_the_data_file_stem_is_never_named(tmp_path: Path) -> None:
 
 
 def test_dotted_names_are_found_in_the_kernel_without_importing_the_parent() -> None:
-    from notebook_bcc.kernel import in_kernel
-
-    if "wsgiref" in sys.modules:
-        pytest.skip("wsgiref is imported already")
-    modules = ["wsgiref.simple_server", "wsgiref.nothere", "xml"]
-    request = json.dumps({"packages": [], "modules": modules})
-    named = json.loads(in_kernel.environment_ns(request))["named"]
+    code = (
+        "import json, sys\n"
+        "from notebook_bcc.kernel import in_kernel\n"
+        "assert 'wsgiref' not in sys.modules\n"
+        "request = json.dumps({'packages': [], "
+        "'modules': ['wsgiref.simple_server', 'wsgiref.nothere', 'xml']})\n"
+        "named = json.loads(in_kernel.environment_ns(request))['named']\n"
+        "print(json.dumps([named, 'wsgiref' in sys.modules]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    named, imported = json.loads(done.stdout)
     assert named == {
         "wsgiref.simple_server": "installed",
         "wsgiref.nothere": None,
         "xml": "installed",
     }
-    assert "wsgiref" not in sys.modules
+    assert imported is False  # found in the package's folders, the package not imported
 
 
 def test_scipy_stats_in_a_problem_is_reported_importable() -> None:
