@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from notebook_bcc.rundir.results import Answer, Reading, value_text
+from notebook_bcc.rundir.results import Answer, readings_of, value_text
 
 __all__ = ["Run", "open_run", "run"]
 
@@ -46,10 +46,7 @@ def _answer(data: dict[str, Any]) -> Answer:
         missing=tuple(data.get("missing_values") or ()),
         added=bool(data.get("added")),
         shortened=tuple(data.get("shortened") or ()),
-        readings=tuple(
-            Reading(str(r.get("reading", "")), tuple((r.get("values") or {}).items()))
-            for r in data.get("readings") or ()
-        ),
+        readings=readings_of(data),
     )
 
 

@@ -266,7 +266,7 @@ def render_report(root: Path) -> str:
         nb = store.read_json("notebook.ipynb")
     except (FileNotFoundError, InputError):
         nb = {}
-    reader = reader_html(root, summary, nb, store.read_text("problem.md", missing=""))
+    reader = reader_html(summary, nb, store.read_text("problem.md", missing=""))
     title = state.get("project_title") or state.get("problem_title") or root.name
     tree = plan_html(state, transitions)
     timeline = "".join(_transition_html(t, cells_by_seq) for t in transitions)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -117,9 +116,7 @@ def _figures(nb: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def reader_html(
-    root: Path, summary: dict[str, Any] | None, nb: dict[str, Any], problem: str
-) -> str:
+def reader_html(summary: dict[str, Any] | None, nb: dict[str, Any], problem: str) -> str:
     """The reader's section: problem, answers, key results, findings, figures, verification."""
     out = ['<section id="reader"><h2>What was asked</h2>']
     body = re.sub(r"\A---\s*\n.*?\n---\s*\n", "", problem, count=1, flags=re.S)  # front matter

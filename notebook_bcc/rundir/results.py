@@ -31,6 +31,7 @@ __all__ = [
     "python_text",
     "quoted_text",
     "reading_lines",
+    "readings_of",
     "shortened_parts",
     "value_text",
 ]
@@ -69,7 +70,7 @@ class Reading:
         return {"reading": self.reading, "values": dict(self.values)}
 
 
-def _readings(entry: Any) -> tuple[Reading, ...]:
+def readings_of(entry: Any) -> tuple[Reading, ...]:
     given = entry.get("readings") if isinstance(entry, Mapping) else None
     if not isinstance(given, list | tuple):
         return ()
@@ -103,7 +104,7 @@ class Answer:
     def readings_differ(self) -> bool:
         """A reading gives another value for a name the headline answers: the answer depends
         on how the question is read (report.html flags it)."""
-        mine = dict(self.values)
+        mine = self.named
         return any(n in mine and not _same(v, mine[n]) for r in self.readings for n, v in r.values)
 
     @property
@@ -226,7 +227,7 @@ def _entry(question: str, entry: Any, names: Sequence[str] = (), added: bool = F
     missing = tuple(n for n in names if n not in dict(values))
     answered = value is not None or any(v is not None for _, v in values)
     shortened = tuple(shortened_parts(entry))
-    readings = _readings(entry)
+    readings = readings_of(entry)
     return Answer(
         question, value, text, answered, tuple(values), missing, added, shortened, readings
     )
