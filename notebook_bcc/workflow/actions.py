@@ -70,7 +70,7 @@ def perform(
         outcome = kernel.run_cell(
             action.content,
             spill_name=cell_id,
-            excerpt_chars=kernel.output_cap_chars if builds_results else None,
+            excerpt_chars=ctx.config.output_cap_chars if builds_results else None,
         )
         s.counters.cells += 1
         log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)

@@ -10,6 +10,7 @@ from notebook_bcc.config import RunConfig
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import WorkflowState
 from notebook_bcc.rundir.store import RunStore
+from notebook_bcc.workflow.kernels import KernelFactory, open_kernel
 
 __all__ = ["RunContext", "RunResult"]
 
@@ -26,6 +27,7 @@ class RunContext:
     store: RunStore
     doc: NotebookDocument
     state: WorkflowState
+    kernels: KernelFactory = open_kernel  # where the run's kernels come from (``kernels.py``)
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,7 @@ class Fork:
                 {"behavior": behavior.id, "iteration": state.iteration, "task": behavior.task}
             )
             doc = NotebookDocument(copy.deepcopy(ctx.doc.nb), _discard)
-            branch_ctx = RunContext(ctx.config, ctx.store, doc, state)
+            branch_ctx = RunContext(ctx.config, ctx.store, doc, state, ctx.kernels)
             host = KernelHost(
                 branch_ctx,
                 resumed=True,

@@ -12,18 +12,13 @@ at the end.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
-from notebook_bcc.config import RunConfig
 from notebook_bcc.errors import KernelError
-from notebook_bcc.kernel.gateway import TOKEN_ENV, Gateway
 from notebook_bcc.kernel.processes import process_start_time
+from notebook_bcc.kernel.protocol import Kernel
 from notebook_bcc.kernel.records import CellOutcome, CheckReport, Namespace
-from notebook_bcc.kernel.sandbox import SandboxLimits
-from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.rundir.ledger import DELETED
 from notebook_bcc.rundir.results import (
     FETCH_WHOLE,
@@ -32,27 +27,10 @@ from notebook_bcc.rundir.results import (
     RESULT_NAMES,
     shortened_parts,
 )
-from notebook_bcc.rundir.store import SPILL_DIR
 from notebook_bcc.workflow.context import RunContext
+from notebook_bcc.workflow.kernels import KernelRequest
 
-__all__ = ["KernelHost", "gateway_of", "sandbox_of"]
-
-
-def gateway_of(config: RunConfig) -> Gateway | None:
-    """Where the run's kernels come from, with the token read from the environment now."""
-    if not config.kernel_gateway:
-        return None
-    token = os.environ.get(TOKEN_ENV) or None
-    return Gateway(config.kernel_gateway, token, config.kernel_data_dir, config.keep_gateway_files)
-
-
-def sandbox_of(config: RunConfig) -> SandboxLimits | None:
-    """The limits of the run's sandboxed kernels; None when they are not sandboxed."""
-    if not config.sandbox:
-        return None
-    return SandboxLimits(
-        config.sandbox_memory_mb, config.sandbox_max_processes, config.sandbox_max_file_mb
-    )
+__all__ = ["KernelHost"]
 
 
 class KernelHost:
@@ -72,8 +50,8 @@ class KernelHost:
         self.rebuild_why = rebuild_why  # why a ``resumed`` kernel replays the notebook
         self.named_modules = named_modules  # the problem's, reported with the environment
         self.resumed = resumed  # a resumed run rebuilds its kernel state by replay
-        self.kernel: KernelSession | None = None  # started: ready for cells
-        self._launched: KernelSession | None = None  # spawned, still booting
+        self.kernel: Kernel | None = None  # started: ready for cells
+        self._launched: Kernel | None = None  # spawned, still booting
 
     def launch(self) -> None:
         """Spawn the kernel's process now without waiting for it (``ensure`` waits)."""
@@ -81,7 +59,7 @@ class KernelHost:
             self._launched = self._session()
             self._launched.launch()
 
-    def ensure(self) -> KernelSession:
+    def ensure(self) -> Kernel:
         """The run's kernel, started on first use."""
         if self.kernel is not None:
             return self.kernel
@@ -103,22 +81,10 @@ class KernelHost:
             ctx.doc.save()
         return self.kernel
 
-    def _session(self) -> KernelSession:
-        ctx, config = self.ctx, self.ctx.config
-        gateway = gateway_of(config)
-        session = KernelSession(
-            ctx.store.root,
-            cell_timeout=config.cell_timeout,
-            startup_timeout=config.kernel_startup_timeout,
-            output_cap_chars=config.output_cap_chars,
-            excerpt_chars=config.excerpt_chars,
-            log_path=ctx.store.root / "kernel.log",
-            spill_dir=ctx.store.root / SPILL_DIR,
-            sandbox=sandbox_of(config),
-            gateway=gateway and replace(gateway, role=self.gateway_role or gateway.role),
-        )
-        session.named_modules = self.named_modules
-        return session
+    def _session(self) -> Kernel:
+        root = self.ctx.store.root
+        request = KernelRequest(self.ctx.config, root, root, self.gateway_role, self.named_modules)
+        return self.ctx.kernels(request)
 
     def record(self) -> None:
         """Note the kernel's pid and process group, so a later resume can reap an orphan."""

@@ -36,6 +36,7 @@ from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, finish
 from notebook_bcc.workflow.fork import Branch, BranchLog, Fork
 from notebook_bcc.workflow.handlers import Handlers
 from notebook_bcc.workflow.host import KernelHost
+from notebook_bcc.workflow.kernels import KernelFactory, open_kernel
 from notebook_bcc.workflow.verify import discard_scratch, make_shadow
 
 __all__ = ["Runner", "RunResult", "EventHook", "COMPLETED_WITH_FAILED_STEPS"]
@@ -58,8 +59,9 @@ class Runner:
         on_event: EventHook | None = None,
         agent: Agent | None = None,
         resumed: bool = False,
+        kernels: KernelFactory = open_kernel,
     ) -> None:
-        self.ctx = RunContext(config, store, doc, state)
+        self.ctx = RunContext(config, store, doc, state, kernels)
         self.config, self.store, self.doc = config, store, doc
         self.problem_text = problem_text
         self.files = tuple(files)
@@ -149,9 +151,8 @@ class Runner:
         return RunResult(self.store.root, self.state.fsm_state, exit_code, message, summary)
 
     def _abort(self, reason: str) -> None:
-        """Forget the unfinished transition, then checkpoint WORKFLOW_ABORTED (resumable).
-
-        The state comes back from the last checkpoint and the notebook loses the cells that
+        """Forget the unfinished transition, then checkpoint WORKFLOW_ABORTED (resumable):
+        the state comes back from the last checkpoint and the notebook loses the cells that
         transition added, so ``bcc resume`` redoes it once; whatever of it reached the disk
         (a pending log, event lines) is undone first, so the ABORT takes the next seq and no
         seq is used twice. Model usage and kernel restarts spent on it are kept. A write that

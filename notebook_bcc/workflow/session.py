@@ -27,7 +27,7 @@ from notebook_bcc.kernel.sandbox import require_for_resume
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import FollowUp, WorkflowState
 from notebook_bcc.rundir.store import RunStore, slugify
-from notebook_bcc.workflow.host import gateway_of
+from notebook_bcc.workflow.kernels import KernelFactory, gateway_of, open_kernel
 from notebook_bcc.workflow.runner import EventHook, Runner
 
 __all__ = ["ask_run", "create_run", "resume_run", "reap_orphan_kernels", "parameter_variables"]
@@ -45,8 +45,10 @@ def create_run(
     runs_dir: Path = Path("runs"),
     on_event: EventHook | None = None,
     follow_ups: Sequence[str] = (),
+    kernels: KernelFactory = open_kernel,
 ) -> Runner:
-    """``follow_ups``: questions asked once the run completes, in order (a replay's)."""
+    """``follow_ups``: questions asked once the run completes, in order (a replay's);
+    ``kernels``: where its kernels come from (a test's own, ``workflow/kernels.py``)."""
     check_ranges(config)
     inputs = check_inputs(problem, data)
     spec = read_problem(inputs.problem_text)
@@ -79,10 +81,16 @@ def create_run(
         files=files,
         on_event=on_event,
         agent=agent,
+        kernels=kernels,
     )
 
 
-def replay_run(run_dir: Path, out: Path, on_event: EventHook | None = None) -> Runner:
+def replay_run(
+    run_dir: Path,
+    out: Path,
+    on_event: EventHook | None = None,
+    kernels: KernelFactory = open_kernel,
+) -> Runner:
     """A new run at ``out`` that answers every transition with the reply recorded in
     ``run_dir`` (no model): the recorded run's options, data files and planned follow-ups."""
     try:
@@ -107,6 +115,7 @@ def replay_run(run_dir: Path, out: Path, on_event: EventHook | None = None) -> R
         out=out,
         on_event=on_event,
         follow_ups=[f["text"] for f in recorded if f.get("seq")],  # those that were planned
+        kernels=kernels,
     )
 
 
@@ -137,9 +146,10 @@ def resume_run(
     *,
     budgets: dict[str, Any] | None = None,
     on_event: EventHook | None = None,
+    kernels: KernelFactory = open_kernel,
 ) -> Runner:
     store, config, state, doc, files = _reopen(run_dir, budgets or {})
-    return _runner(store, config, state, doc, files, on_event)
+    return _runner(store, config, state, doc, files, on_event, kernels)
 
 
 def ask_run(
@@ -148,6 +158,7 @@ def ask_run(
     *,
     budgets: dict[str, Any] | None = None,
     on_event: EventHook | None = None,
+    kernels: KernelFactory = open_kernel,
 ) -> Runner:
     """A completed run, asked ``question``: its text is kept in ``follow_ups/<n>.md`` and the
     checkpoint records it, so a follow-up killed before its stages were planned resumes."""
@@ -164,7 +175,7 @@ def ask_run(
     except BaseException:
         store.unlock()
         raise
-    return _runner(store, config, state, doc, files, on_event)
+    return _runner(store, config, state, doc, files, on_event, kernels)
 
 
 def _keep_follow_up(store: RunStore, state: WorkflowState, text: str) -> int:
@@ -259,6 +270,7 @@ def _runner(
     doc: NotebookDocument,
     files: list[str],
     on_event: EventHook | None,
+    kernels: KernelFactory,
 ) -> Runner:
     problem_text = store.read_text("problem.md")
     return Runner(
@@ -270,6 +282,7 @@ def _runner(
         files=files,
         on_event=on_event,
         resumed=True,
+        kernels=kernels,
     )
 
 

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from notebook_bcc.kernel.session import KernelSession
+from notebook_bcc.kernel.protocol import Kernel
 from notebook_bcc.kernel.shadow import ShadowRun
 from notebook_bcc.kernel.verification import cells_to_verify
 from notebook_bcc.rundir.results import RESULT_LIMITS, RESULT_NAMES, compare
 from notebook_bcc.workflow.context import RunContext
-from notebook_bcc.workflow.host import gateway_of, sandbox_of
+from notebook_bcc.workflow.kernels import KernelRequest, gateway_of
 
 __all__ = ["SCRATCH", "discard_scratch", "make_shadow", "verification_session", "verify"]
 
@@ -34,22 +33,13 @@ def make_shadow(ctx: RunContext) -> ShadowRun:
     return ShadowRun(lambda: verification_session(ctx), disposable=local)
 
 
-def verification_session(ctx: RunContext) -> KernelSession:
+def verification_session(ctx: RunContext) -> Kernel:
     """A fresh kernel like the run's (sandboxed, or on the gateway, as it is). On a gateway
     it works in ``bcc-runs/<run id>.verify`` there (the data sent or linked again), not in the
     run kernel's directory, and removes it when it is shut down (``Gateway.cleanup_code``)."""
-    config = ctx.config
-    gateway = gateway_of(config)
-    if gateway is not None:
-        gateway = replace(gateway, role="verify")
-    return KernelSession(
-        ctx.store.root if gateway is not None else _scratch(ctx.store.root),
-        cell_timeout=config.cell_timeout,
-        startup_timeout=config.kernel_startup_timeout,
-        sandbox=sandbox_of(config),
-        gateway=gateway,
-        log_path=ctx.store.root / "kernel.log",  # its own messages too, not bcc's stderr
-    )
+    root = ctx.store.root
+    cwd = root if gateway_of(ctx.config) is not None else _scratch(root)
+    return ctx.kernels(KernelRequest(ctx.config, root, cwd, "verify"))
 
 
 def _scratch(root: Path) -> Path:

@@ -1,0 +1,266 @@
+"""A kernel in this process, for tests of the workflow's logic (issue 40).
+
+``ScriptedKernels`` is a ``KernelFactory`` (``notebook_bcc/workflow/kernels.py``): hand it to
+``create_run``/``resume_run``/``ask_run``/``replay_run`` (``kernels=``) and the run's kernel,
+its fork's branch kernels and its verifier are ``ScriptedKernel``s. A cell's code really runs:
+it is exec-ed in a namespace of the kernel's own, in the kernel's working directory, with its
+stdout, stderr, the value of a last expression and an exception captured as a live kernel
+reports them (``CellOutcome``). Inspection, checks, scores, deletions, values and the
+environment are answered by bcc's own in-kernel helper (``kernel/in_kernel*.py``) over that
+namespace, so the ledger, the guards and the results see what a real kernel would tell them.
+
+What only a real kernel can do is scripted: a cell whose code holds ``# kernel: timeout`` runs,
+then reports that it ran past the cell timeout and was interrupted (its namespace kept);
+``# kernel: hang`` the same, but the kernel "did not recover" and restarts empty;
+``# kernel: dead`` runs, then the kernel "died" and restarts empty. ``script`` may answer any
+cell with an outcome of its own. Nothing here starts a process, so no figure is drawn into the
+outputs and no sandbox applies: those are tested with real kernels.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import io
+import json
+import os
+import threading
+import traceback
+import types
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from time import monotonic
+from typing import Any
+
+from notebook_bcc.kernel.helper_source import SOURCE
+from notebook_bcc.kernel.inspection import FETCH_CHARS, _check_report, _namespace
+from notebook_bcc.kernel.outputs import excerpt
+from notebook_bcc.kernel.records import CellOutcome, CheckReport, KernelEnvironment, Namespace
+from notebook_bcc.kernel.session import ANALYSIS_PACKAGES
+from notebook_bcc.workflow.kernels import KernelRequest
+
+__all__ = ["ScriptedKernel", "ScriptedKernels"]
+
+#: one cell or helper call at a time in this process: each works in its kernel's directory
+#: (``os.chdir``) and captures ``sys.stdout``, which are the process's, not a thread's
+_ONE_AT_A_TIME = threading.RLock()
+
+Script = Callable[[str, "ScriptedKernel"], CellOutcome | None]
+
+
+class ScriptedKernel:
+    """One kernel: a namespace in this process (see the module's docstring)."""
+
+    def __init__(self, request: KernelRequest, script: Script | None = None) -> None:
+        self.request = request
+        self.cwd = request.cwd
+        self.script = script
+        self.cell_timeout = request.config.cell_timeout
+        self.excerpt_chars = request.config.excerpt_chars
+        self.named_modules: tuple[str, ...] = request.named_modules
+        self.environment: KernelEnvironment | None = None
+        self.restarts = 0
+        self.before_start: Callable[[], None] | None = None
+        self.ran: list[str] = []  # every cell's source, in order
+        self.started = self.closed = False
+        self._count = 0
+        self._reset()
+
+    # -- the process it does not have ----------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return None
+
+    @property
+    def pgid(self) -> int | None:
+        return None
+
+    @property
+    def remote_id(self) -> str | None:
+        return None
+
+    def launch(self) -> None:
+        """Nothing boots."""
+
+    def start(self) -> None:
+        if self.started:
+            return
+        if self.before_start is not None:
+            self.before_start()
+        self.started = True
+        probe = {"packages": ANALYSIS_PACKAGES, "modules": list(self.named_modules)}
+        self.environment = KernelEnvironment.from_json(self._helper("environment_ns", probe))
+
+    def restart(self) -> None:
+        if self.before_start is not None:
+            self.before_start()
+        self.restarts += 1
+        self._reset()
+
+    def shutdown(self, *, now: bool = False) -> None:
+        self.closed = True
+
+    # -- cells ---------------------------------------------------------------------------
+    def run_cell(
+        self, source: str, *, spill_name: str | None = None, excerpt_chars: int | None = None
+    ) -> CellOutcome:
+        self.ran.append(source)
+        self._count += 1
+        started = monotonic()
+        scripted = self.script(source, self) if self.script else None
+        if scripted is not None:
+            return scripted
+        outputs, error = self._exec(source)
+        status, ename, evalue = "ok", None, None
+        if error is not None:
+            status, ename, evalue = "error", type(error).__name__, str(error)
+        if "# kernel: timeout" in source or "# kernel: hang" in source:
+            status, ename = "timeout", "TimeoutError"
+            evalue = f"cell exceeded {self.cell_timeout:g} s and was interrupted"
+            if "# kernel: hang" in source:
+                evalue += "; the kernel did not recover and was restarted"
+                self.restart()
+        elif "# kernel: dead" in source:
+            status, ename, evalue = "dead", "DeadKernelError", "the kernel died; it was restarted"
+            self.restart()
+        limit = excerpt_chars or self.excerpt_chars
+        return CellOutcome(
+            status=status,
+            outputs=tuple(outputs),
+            execution_count=self._count,
+            duration_ms=int((monotonic() - started) * 1000),
+            excerpt=excerpt(outputs, status, ename, evalue, limit),
+            error_name=ename,
+            error_value=evalue,
+        )
+
+    def _exec(self, source: str) -> tuple[list[dict[str, Any]], BaseException | None]:
+        out, err = io.StringIO(), io.StringIO()
+        outputs: list[dict[str, Any]] = []
+        error: BaseException | None = None
+        with (
+            _ONE_AT_A_TIME,
+            _working_in(self.cwd),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            try:
+                value = self._exec_in_namespace(source)
+            except Exception as exc:  # noqa: BLE001 - the cell's error is its outcome
+                error, value = exc, None
+        for name, stream in (("stdout", out), ("stderr", err)):
+            if stream.getvalue():
+                outputs.append({"output_type": "stream", "name": name, "text": stream.getvalue()})
+        if value is not None:
+            outputs.append(
+                {
+                    "output_type": "execute_result",
+                    "execution_count": self._count,
+                    "data": {"text/plain": repr(value)},
+                    "metadata": {},
+                }
+            )
+        if error is not None:
+            outputs.append(
+                {
+                    "output_type": "error",
+                    "ename": type(error).__name__,
+                    "evalue": str(error),
+                    "traceback": traceback.format_exception(error),
+                }
+            )
+        return outputs, error
+
+    def _exec_in_namespace(self, source: str) -> Any:
+        """Run the cell; the value of its last line when that is an expression (as IPython)."""
+        tree = ast.parse(source, filename=f"<cell {self._count}>")
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, f"<cell {self._count}>", "exec"), self.namespace)
+        if last is None:
+            return None
+        expression = ast.Expression(last.value)
+        return eval(compile(expression, f"<cell {self._count}>", "eval"), self.namespace)
+
+    # -- looking in: bcc's own in-kernel helper over this namespace ----------------------
+    def inspect(self, timeout: float = 30) -> tuple[Any, ...]:
+        return self.inspect_namespace(timeout).variables
+
+    def inspect_namespace(self, timeout: float = 30) -> Namespace:
+        return _namespace(self._helper("inspect_ns", None))
+
+    def check(
+        self, artifacts: Sequence[str], criteria: Sequence[str], timeout: float = 30
+    ) -> CheckReport:
+        payload = {"artifacts": list(artifacts), "criteria": list(criteria)}
+        return _check_report(self._helper("check_ns", payload))
+
+    def check_and_inspect(
+        self, artifacts: Sequence[str], criteria: Sequence[str], timeout: float = 30
+    ) -> tuple[CheckReport, Namespace]:
+        return self.check(artifacts, criteria), self.inspect_namespace()
+
+    def score(self, expression: str, timeout: float = 30) -> tuple[float | None, str]:
+        number, why = self._helper("score_ns", expression)
+        return number, why
+
+    def delete(self, names: Sequence[str]) -> None:
+        if names:
+            self._helper("delete_ns", list(names))
+
+    def fetch_json(
+        self,
+        names: Sequence[str],
+        max_chars: int = FETCH_CHARS,
+        timeout: float = 30,
+        whole: Mapping[str, int] | None = None,
+    ) -> dict[str, Any]:
+        payload = {"names": list(names), "max_chars": max_chars, "whole": dict(whole or {})}
+        return self._helper("fetch_ns", payload)
+
+    def _helper(self, func: str, payload: Any) -> Any:
+        with _ONE_AT_A_TIME, _working_in(self.cwd):
+            return json.loads(getattr(self._helpers, func)(json.dumps(payload)))
+
+    def _reset(self) -> None:
+        """An empty namespace, and the helper looking into it (as IPython's shell)."""
+        self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+        shell = types.SimpleNamespace(
+            user_ns=self.namespace,
+            user_ns_hidden={},
+            all_ns_refs=[self.namespace],
+            history_manager=types.SimpleNamespace(output_hist={}),
+            last_execution_result=None,
+            displayhook=types.SimpleNamespace(),
+        )
+        helpers = types.ModuleType("_bcc_scripted_helper")
+        exec(compile(SOURCE, "in_kernel.py", "exec"), helpers.__dict__)
+        helpers.__dict__["_shell"] = lambda: shell
+        helpers.__dict__["_results_ns"] = lambda: self.namespace
+        self._helpers = helpers
+
+
+class ScriptedKernels:
+    """A ``KernelFactory`` of ``ScriptedKernel``s; ``made`` keeps each, in order."""
+
+    def __init__(self, script: Script | None = None) -> None:
+        self.script = script
+        self.made: list[ScriptedKernel] = []
+
+    def __call__(self, request: KernelRequest) -> ScriptedKernel:
+        kernel = ScriptedKernel(request, self.script)
+        self.made.append(kernel)
+        return kernel
+
+    def of_role(self, role: str) -> list[ScriptedKernel]:
+        return [k for k in self.made if k.request.role == role]
+
+
+@contextlib.contextmanager
+def _working_in(path: Path):
+    before = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
