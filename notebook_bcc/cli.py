@@ -347,8 +347,22 @@ def _usage_error(exc: Any) -> int:
     return int(exc.exit_code)
 
 
+def invoke(args: list[str] | None = None) -> int:
+    """Run one ``bcc`` command in this process; its exit code (``main`` without the exit)."""
+    try:
+        returned = app(args=args, prog_name="bcc", standalone_mode=False)
+        return returned if isinstance(returned, int) else 0
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        return 1
+    except typer.TyperException as exc:  # click's usage errors (typer vendors click)
+        return _usage_error(exc)
+
+
 def main() -> None:
-    """The ``bcc`` entry point: ``app`` plus a fast exit.
+    """The ``bcc`` entry point: ``invoke`` plus a fast exit.
 
     Every file is written and closed and every kernel shut down by the time ``app`` returns;
     the interpreter's teardown of the modules a run loads (pandas, litellm) would only add
@@ -356,16 +370,7 @@ def main() -> None:
     library-level kernel shuts down), the streams are flushed and the process ends with
     ``os._exit``.
     """
-    try:
-        returned = app(prog_name="bcc", standalone_mode=False)
-        code = returned if isinstance(returned, int) else 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    except typer.Abort:
-        typer.echo("error: aborted", err=True)
-        code = 1
-    except typer.TyperException as exc:  # click's usage errors (typer vendors click)
-        code = _usage_error(exc)
+    code = invoke()
     from notebook_bcc.kernel.processes import kill_live_kernels
 
     atexit._run_exitfuncs()

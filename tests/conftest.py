@@ -10,6 +10,11 @@ from pathlib import Path
 
 import pytest
 
+# The suite runs two workers on two cores (pytest -n 2); an OpenMP pool of a core's size in
+# each (scikit-learn's gradient boosting, in a worker's scripted kernels or in a real kernel,
+# which inherits it) spins while it waits for a core the other worker holds. One thread each.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 BCC = [sys.executable, "-m", "notebook_bcc"]

@@ -20,14 +20,17 @@ outputs and no sandbox applies: those are tested with real kernels.
 from __future__ import annotations
 
 import ast
+import base64
 import builtins
 import contextlib
 import io
 import json
 import os
+import sys
 import threading
 import traceback
 import types
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from time import monotonic
@@ -144,11 +147,16 @@ class ScriptedKernel:
             _working_in(self.cwd),
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(err),
+            warnings.catch_warnings(),
         ):
+            # a headless process draws with Agg, which says so at plt.show(); a kernel's
+            # inline backend shows the figure instead (``_figures_shown``)
+            warnings.filterwarnings("ignore", message=".*non-interactive.*cannot be shown")
             try:
                 value = self._exec_in_namespace(source)
             except Exception as exc:  # noqa: BLE001 - the cell's error is its outcome
                 error, value = exc, None
+            figures = _figures_shown()
         for name, stream in (("stdout", out), ("stderr", err)):
             if stream.getvalue():
                 outputs.append({"output_type": "stream", "name": name, "text": stream.getvalue()})
@@ -170,7 +178,7 @@ class ScriptedKernel:
                     "traceback": traceback.format_exception(error),
                 }
             )
-        return outputs, error
+        return outputs + figures, error
 
     def _exec_in_namespace(self, source: str) -> Any:
         """Run the cell; the value of its last line when that is an expression (as IPython)."""
@@ -254,6 +262,25 @@ class ScriptedKernels:
 
     def of_role(self, role: str) -> list[ScriptedKernel]:
         return [k for k in self.made if k.request.role == role]
+
+
+def _figures_shown() -> list[dict[str, Any]]:
+    """What matplotlib's inline backend does at the end of a cell: each open figure shown as
+    a PNG, then closed."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None or not plt.get_fignums():
+        return []
+    shown = []
+    for number in plt.get_fignums():
+        figure = plt.figure(number)
+        png = io.BytesIO()
+        figure.savefig(png, format="png", bbox_inches="tight")
+        text = f"<Figure size {figure.bbox.width:g}x{figure.bbox.height:g} with "
+        text += f"{len(figure.axes)} Axes>"
+        data = {"image/png": base64.b64encode(png.getvalue()).decode(), "text/plain": text}
+        shown.append({"output_type": "display_data", "data": data, "metadata": {}})
+    plt.close("all")
+    return shown
 
 
 @contextlib.contextmanager

@@ -59,9 +59,9 @@ class Runner:
         on_event: EventHook | None = None,
         agent: Agent | None = None,
         resumed: bool = False,
-        kernels: KernelFactory = open_kernel,
+        kernels: KernelFactory | None = None,  # where its kernels come from: ``kernels.py``
     ) -> None:
-        self.ctx = RunContext(config, store, doc, state, kernels)
+        self.ctx = RunContext(config, store, doc, state, kernels or open_kernel)
         self.config, self.store, self.doc = config, store, doc
         self.problem_text = problem_text
         self.files = tuple(files)

@@ -27,7 +27,7 @@ from notebook_bcc.kernel.sandbox import require_for_resume
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import FollowUp, WorkflowState
 from notebook_bcc.rundir.store import RunStore, slugify
-from notebook_bcc.workflow.kernels import KernelFactory, gateway_of, open_kernel
+from notebook_bcc.workflow.kernels import KernelFactory, gateway_of
 from notebook_bcc.workflow.runner import EventHook, Runner
 
 __all__ = ["ask_run", "create_run", "resume_run", "reap_orphan_kernels", "parameter_variables"]
@@ -45,7 +45,7 @@ def create_run(
     runs_dir: Path = Path("runs"),
     on_event: EventHook | None = None,
     follow_ups: Sequence[str] = (),
-    kernels: KernelFactory = open_kernel,
+    kernels: KernelFactory | None = None,
 ) -> Runner:
     """``follow_ups``: questions asked once the run completes, in order (a replay's);
     ``kernels``: where its kernels come from (a test's own, ``workflow/kernels.py``)."""
@@ -89,7 +89,7 @@ def replay_run(
     run_dir: Path,
     out: Path,
     on_event: EventHook | None = None,
-    kernels: KernelFactory = open_kernel,
+    kernels: KernelFactory | None = None,
 ) -> Runner:
     """A new run at ``out`` that answers every transition with the reply recorded in
     ``run_dir`` (no model): the recorded run's options, data files and planned follow-ups."""
@@ -146,7 +146,7 @@ def resume_run(
     *,
     budgets: dict[str, Any] | None = None,
     on_event: EventHook | None = None,
-    kernels: KernelFactory = open_kernel,
+    kernels: KernelFactory | None = None,
 ) -> Runner:
     store, config, state, doc, files = _reopen(run_dir, budgets or {})
     return _runner(store, config, state, doc, files, on_event, kernels)
@@ -158,7 +158,7 @@ def ask_run(
     *,
     budgets: dict[str, Any] | None = None,
     on_event: EventHook | None = None,
-    kernels: KernelFactory = open_kernel,
+    kernels: KernelFactory | None = None,
 ) -> Runner:
     """A completed run, asked ``question``: its text is kept in ``follow_ups/<n>.md`` and the
     checkpoint records it, so a follow-up killed before its stages were planned resumes."""
@@ -270,7 +270,7 @@ def _runner(
     doc: NotebookDocument,
     files: list[str],
     on_event: EventHook | None,
-    kernels: KernelFactory,
+    kernels: KernelFactory | None,
 ) -> Runner:
     problem_text = store.read_text("problem.md")
     return Runner(

@@ -6,6 +6,13 @@ Whatever the fault, the run is then read as a user meets it: ``bcc resume`` comp
 every seq appears once in ``logs/`` and in events.jsonl, ``bcc logs`` lists each transition
 once, no kernel outlives bcc, and ``bcc replay`` of the resumed run exits 0 with the same code
 cells as the resumed notebook (which are those of an uninterrupted run).
+
+A fault at the state write of the action's commit runs ``bcc`` with real kernels (each fault:
+that no kernel outlives bcc is about kernels); the other cases run ``bcc`` in a process of its
+own with scripted kernels (``tests/scripted_bcc.py``), which the fault matrix is about: the
+commit, the signal handling and the resume, at the speed of bcc's own code. The reference run
+uses real kernels, so the scripted cases also check that a scripted kernel leads the offline
+analyst to the same cells.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -21,6 +29,7 @@ import pytest
 
 from tests.conftest import BCC, ROOT, run_bcc
 from tests.faults.test_kill_resume import _wait
+from tests.inprocess import bcc_in_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -28,6 +37,20 @@ PROBLEM = "---\ntitle: Plant growth\n---\nHow many rows have a `light` above 3?\
 FAULTS = {"SIGKILL": -9, "SIGTERM": 143, "SIGINT": 130, "ENOSPC": 8}  # and the exit it gives
 WRITES = ("log", "events", "state")
 POINTS = {"agent_transition": 2, "action_with_cells": 10}  # the seq of the commit hit
+SCRIPTED = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its kernels scripted
+
+
+def _bcc_for(write: str, point: str) -> list[str]:
+    """Real kernels where the action's state is written; scripted kernels elsewhere."""
+    return BCC if (write, point) == ("state", "action_with_cells") else SCRIPTED
+
+
+def _run(command: list[str], *args: str) -> subprocess.CompletedProcess:
+    """What follows the fault (resume, logs, replay): as it was run, but in this process when
+    the kernels are scripted (only the faulted run needs a process of its own)."""
+    if command is SCRIPTED:
+        return bcc_in_process(*args)
+    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 
 def _inputs(tmp: Path) -> tuple[Path, Path]:
@@ -86,7 +109,7 @@ def _kernel_pids(run: Path) -> list[int]:
     return [r["pid"] for r in records if r.get("pid")]
 
 
-def _assert_one_history(run: Path) -> None:
+def _assert_one_history(run: Path, command: list[str]) -> None:
     committed = sorted(
         p.name for p in (run / "logs").glob("[0-9]*_*.xml") if p.name.count(".") == 1
     )
@@ -96,7 +119,7 @@ def _assert_one_history(run: Path) -> None:
     records = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
     transitions = [r["seq"] for r in records if r.get("type") == "transition"]
     assert transitions == seqs
-    listed = run_bcc("logs", str(run))
+    listed = _run(command, "logs", str(run))
     assert listed.returncode == 0, listed.stderr
     rows = [int(line.split()[0]) for line in listed.stdout.splitlines() if line.strip()]
     assert rows == seqs
@@ -116,7 +139,8 @@ def test_a_fault_at_a_commit_leaves_one_replayable_history(
         "BCC_FAILPOINTS": f"{_failpoint(names, write, POINTS[point])}={action}",
         "BCC_FAILPOINTS_MARK": str(mark),
     }
-    args = [*BCC, "run", str(problem), str(data), "--out", str(run), "--quiet"]
+    command = _bcc_for(write, point)
+    args = [*command, "run", str(problem), str(data), "--out", str(run), "--quiet"]
     proc = subprocess.Popen(
         args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
@@ -134,12 +158,12 @@ def test_a_fault_at_a_commit_leaves_one_replayable_history(
         assert len(stderr.strip().splitlines()) == 1, stderr  # one line: cause and remedy
     assert _wait(lambda: not any(_alive(k) for k in _kernel_pids(run)), 10), "a kernel outlived bcc"
 
-    resumed = run_bcc("resume", str(run), "--quiet")
+    resumed = _run(command, "resume", str(run), "--quiet")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
-    _assert_one_history(run)
+    _assert_one_history(run, command)
     assert _code_cells(run) == expected
 
-    replayed = run_bcc("replay", str(run), "--out", str(tmp_path / "replayed"), "--quiet")
+    replayed = _run(command, "replay", str(run), "--out", str(tmp_path / "replayed"), "--quiet")
     assert replayed.returncode == 0, replayed.stderr[-2000:]
     assert _code_cells(tmp_path / "replayed") == _code_cells(run)

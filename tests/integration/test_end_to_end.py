@@ -1,4 +1,10 @@
-"""End-to-end offline runs through the real CLI, real kernels, and checks of DESIGN §4."""
+"""End-to-end offline runs through the CLI, and checks of DESIGN §4.
+
+The examples run as a user runs them (``bcc`` and real kernels: a kernel of the run, the
+verifier's); the question run and the 23 shared datasets run ``bcc`` in this process with
+scripted kernels (``tests/inprocess.py``): the offline analyst's cells really run, and the
+verifier really re-runs the notebook in a fresh namespace, without a process per kernel.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from lxml import etree
 
 from notebook_bcc import fsm
 from tests.conftest import FINAL_METRICS_KEYS, ROOT, manifest, problem_text, run_bcc
+from tests.inprocess import bcc_in_process
 
 ROOTS = {t.event.value: t.root for t in fsm.TRANSITIONS if t.root}
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/problem.md"))
@@ -135,7 +142,7 @@ def test_offline_answers_what_the_table_answers_and_lists_the_rest(tmp_path: Pat
         "4. Which island has the most penguins?\n"
     )
     out = tmp_path / "run"
-    proc = run_bcc(
+    proc = bcc_in_process(
         "run", str(problem), str(example / "penguins.csv"), "--out", str(out), "--quiet"
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -156,7 +163,7 @@ def test_offline_answers_what_the_table_answers_and_lists_the_rest(tmp_path: Pat
         "1. How many penguins were measured? *not answered* (the offline analyst answers only" in md
     )
     assert f"4. Which island has the most penguins? **{frame['island'].mode()[0]}**" in md
-    status = run_bcc("status", str(out))
+    status = bcc_in_process("status", str(out))
     assert "answer    2. Which island has the heaviest penguins on average? -> not answered" in (
         status.stdout
     )
@@ -172,7 +179,9 @@ def test_shared_dataset_runs_offline(name: str, shared_datasets: Path, tmp_path:
     problem = tmp_path / "problem.md"
     problem.write_text(problem_text(row))
     out = tmp_path / "run"
-    proc = run_bcc("run", str(problem), str(shared_datasets / name), "--out", str(out), "--quiet")
+    proc = bcc_in_process(
+        "run", str(problem), str(shared_datasets / name), "--out", str(out), "--quiet"
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = check_run_dir(out)
     assert summary["verification"]["status"] == "passed", summary["verification"]

@@ -1,0 +1,89 @@
+"""``bcc`` in this process, its kernels scripted (``tests/scripted_kernel.py``).
+
+``bcc_in_process(*args)`` runs one command as ``bcc`` would (``cli.invoke``: the same options,
+outcome lines and exit codes) and returns what ``subprocess.run`` would, without starting a
+Python, a kernel or a verifier process: the workflow's logic runs at the speed of its own code.
+The run's kernels come from ``kernels`` (a ``ScriptedKernels``; a fresh one when not given);
+``env`` replaces the environment for the call, as a subprocess's would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import subprocess
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from notebook_bcc import cli
+from notebook_bcc.workflow import runner
+from tests.scripted_kernel import ScriptedKernels
+
+__all__ = ["bcc_in_process"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bcc_in_process(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    kernels: ScriptedKernels | None = None,
+    cwd: Path = ROOT,
+) -> subprocess.CompletedProcess:
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        _environment(env),
+        _working_in(cwd),
+        _signals_kept(),
+        _kernels(kernels or ScriptedKernels()),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        code = cli.invoke(list(args))
+    return subprocess.CompletedProcess(["bcc", *args], code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _kernels(factory: ScriptedKernels) -> Iterator[None]:
+    before = runner.open_kernel
+    runner.open_kernel = factory  # type: ignore[assignment] - the Runner's default factory
+    try:
+        yield
+    finally:
+        runner.open_kernel = before
+
+
+@contextlib.contextmanager
+def _environment(env: Mapping[str, str] | None) -> Iterator[None]:
+    saved = dict(os.environ)
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _working_in(path: Path) -> Iterator[None]:
+    before = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+@contextlib.contextmanager
+def _signals_kept() -> Iterator[None]:
+    """``bcc`` sets its own SIGINT and SIGTERM handlers; pytest's come back after."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
