@@ -28,7 +28,7 @@ import os
 import time
 from pathlib import Path
 
-__all__ = ["arm", "hit"]
+__all__ = ["arm", "hit", "reset"]
 
 PAUSE_S = 120.0
 
@@ -47,6 +47,16 @@ _RULES = _parse(os.environ.get("BCC_FAILPOINTS", ""))
 _TRACE = os.environ.get("BCC_FAILPOINTS_TRACE", "")
 _counts: dict[str, int] = {}
 _armed = False
+
+
+def reset() -> None:
+    """Read the environment again and count from zero: one command's faults, in a process
+    that runs several (the tests' ``bcc`` in process, ``tests/inprocess.py``)."""
+    global _RULES, _TRACE, _armed
+    _RULES = _parse(os.environ.get("BCC_FAILPOINTS", ""))
+    _TRACE = os.environ.get("BCC_FAILPOINTS_TRACE", "")
+    _counts.clear()
+    _armed = False
 
 
 def arm() -> None:

@@ -3,8 +3,9 @@
 ``bcc_in_process(*args)`` runs one command as ``bcc`` would (``cli.invoke``: the same options,
 outcome lines and exit codes) and returns what ``subprocess.run`` would, without starting a
 Python, a kernel or a verifier process: the workflow's logic runs at the speed of its own code.
-The run's kernels come from ``kernels`` (a ``ScriptedKernels``; a fresh one when not given);
-``env`` replaces the environment for the call, as a subprocess's would.
+The run's kernels come from ``kernels`` (a ``ScriptedKernels``; a fresh one when not given).
+As ``tests.conftest.run_bcc``: ``env`` adds to the environment for the call; ``environ``
+replaces it whole, as a subprocess's ``env`` would.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from notebook_bcc import cli
+from notebook_bcc import cli, failpoints
 from notebook_bcc.workflow import runner
 from tests.scripted_kernel import ScriptedKernels
 
@@ -29,19 +30,22 @@ ROOT = Path(__file__).resolve().parents[1]
 def bcc_in_process(
     *args: str,
     env: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
     kernels: ScriptedKernels | None = None,
     cwd: Path = ROOT,
 ) -> subprocess.CompletedProcess:
     out, err = io.StringIO(), io.StringIO()
     with (
-        _environment(env),
+        _environment({**(os.environ if environ is None else environ), **(env or {})}),
         _working_in(cwd),
         _signals_kept(),
         _kernels(kernels or ScriptedKernels()),
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
     ):
+        failpoints.reset()  # this command's, from its environment
         code = cli.invoke(list(args))
+    failpoints.reset()  # and none for what follows
     return subprocess.CompletedProcess(["bcc", *args], code, out.getvalue(), err.getvalue())
 
 
@@ -56,11 +60,10 @@ def _kernels(factory: ScriptedKernels) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _environment(env: Mapping[str, str] | None) -> Iterator[None]:
+def _environment(env: Mapping[str, str]) -> Iterator[None]:
     saved = dict(os.environ)
-    if env is not None:
-        os.environ.clear()
-        os.environ.update(env)
+    os.environ.clear()
+    os.environ.update(env)
     try:
         yield
     finally:

@@ -1,5 +1,9 @@
 """``bcc ask``: follow-up questions on a completed offline penguins run, asked as a user asks
-them (the CLI), checked in the notebook, summary.json and the logs, and against pandas."""
+them (the CLI), checked in the notebook, summary.json and the logs, and against pandas.
+
+``bcc`` runs in this process with scripted kernels (``tests/inprocess.py``), or in a process
+of its own for the one that is killed (``tests/scripted_bcc.py``): what is checked here is the
+follow-up's workflow; kernels outliving a killed bcc are the fault matrix's."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,8 +20,8 @@ import nbformat
 import pandas as pd
 import pytest
 
-from tests.conftest import BCC, ROOT, run_bcc
-from tests.faults.test_fault_matrix import _alive, _kernel_pids
+from tests.conftest import ROOT
+from tests.inprocess import bcc_in_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -37,7 +42,7 @@ def _summary(run: Path) -> dict:
 
 def _seqs(run: Path) -> list[int]:
     """The transitions ``bcc logs`` lists, as a user sees them."""
-    listed = run_bcc("logs", str(run))
+    listed = bcc_in_process("logs", str(run))
     assert listed.returncode == 0, listed.stderr
     return [int(line.split()[0]) for line in listed.stdout.splitlines() if line.strip()]
 
@@ -45,7 +50,7 @@ def _seqs(run: Path) -> list[int]:
 @pytest.fixture(scope="module")
 def completed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("penguins") / "run"
-    proc = run_bcc(
+    proc = bcc_in_process(
         "run", str(EXAMPLE / "problem.md"), str(EXAMPLE / "penguins.csv"), "--out", str(run),
         "--quiet",
     )  # fmt: skip
@@ -58,7 +63,7 @@ def asked(completed: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
     """The completed run (copied) after one follow-up, and a copy taken before it."""
     run = tmp_path_factory.mktemp("asked") / "run"
     shutil.copytree(completed, run)
-    proc = run_bcc("ask", str(run), ISLAND, "--quiet")
+    proc = bcc_in_process("ask", str(run), ISLAND, "--quiet")
     assert proc.returncode == 0, proc.stderr
     return completed, run
 
@@ -89,7 +94,7 @@ def test_a_follow_up_adds_a_section_that_answers_it_and_keeps_the_run(asked) -> 
     report = (run / "report.html").read_text()
     plan = report[report.index('id="plan"') : report.index('id="timeline"')]
     assert f"Follow-up 1: {ISLAND}" in plan and "follow_up_1/answer_follow_up_1" in plan
-    status = run_bcc("status", str(run))
+    status = bcc_in_process("status", str(run))
     assert f'follow-up 1. {ISLAND}\n          -> "{biscoe}"' in status.stdout, status.stdout
     md = (run / "summary.md").read_text()
     assert f"## Follow-up 1: {ISLAND}" in md and f"**{biscoe}**" in md
@@ -105,7 +110,7 @@ def test_a_second_follow_up_in_a_row(asked, tmp_path: Path) -> None:
     shutil.copytree(first, run)
     text = tmp_path / "follow_up.md"
     text.write_text(f"{SPECIES}\n\n{WHY}\n")
-    proc = run_bcc("ask", str(run), "--file", str(text), "--quiet")
+    proc = bcc_in_process("ask", str(run), "--file", str(text), "--quiet")
     assert proc.returncode == 0, proc.stderr
     summary = _summary(run)
     data = pd.read_csv(EXAMPLE / "penguins.csv")
@@ -119,7 +124,7 @@ def test_a_second_follow_up_in_a_row(asked, tmp_path: Path) -> None:
     assert summary["follow_ups"][1]["stages"] == ["follow_up_2"]
     assert summary["verification"]["status"] == "passed"  # every answer, old and new
     replayed = tmp_path / "replayed"
-    proc = run_bcc("replay", str(run), "--out", str(replayed), "--quiet")
+    proc = bcc_in_process("replay", str(run), "--out", str(replayed), "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert _code(replayed) == _code(run)
     assert _summary(replayed)["follow_ups"] == summary["follow_ups"]
@@ -136,7 +141,7 @@ def test_a_follow_up_killed_mid_way_resumes_to_the_same_notebook(asked, tmp_path
         "BCC_FAILPOINTS_MARK": str(mark),
     }
     proc = subprocess.Popen(
-        [*BCC, "ask", str(run), ISLAND, "--quiet"], cwd=ROOT, env=env,
+        [sys.executable, "-m", "tests.scripted_bcc", "ask", str(run), ISLAND, "--quiet"], cwd=ROOT, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -151,24 +156,20 @@ def test_a_follow_up_killed_mid_way_resumes_to_the_same_notebook(asked, tmp_path
     finally:
         if proc.poll() is None:
             proc.kill()
-    deadline = time.monotonic() + 10
-    while any(_alive(k) for k in _kernel_pids(run)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(_alive(k) for k in _kernel_pids(run)), "a kernel outlived bcc"
-    resumed = run_bcc("resume", str(run), "--quiet")
+    resumed = bcc_in_process("resume", str(run), "--quiet")
     assert resumed.returncode == 0, resumed.stderr
     assert _code(run) == _code(reference)
     assert _summary(run)["follow_ups"][0]["answers"][0]["value"] == "Biscoe"
     seqs = _seqs(run)
     assert seqs == list(range(1, len(seqs) + 1))
-    replayed = run_bcc("replay", str(run), "--out", str(tmp_path / "replayed"), "--quiet")
+    replayed = bcc_in_process("replay", str(run), "--out", str(tmp_path / "replayed"), "--quiet")
     assert replayed.returncode == 0, replayed.stderr
 
 
 def test_a_follow_up_asking_for_a_model_of_another_column(completed: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(completed, run)
-    proc = run_bcc("ask", str(run), "Predict `sex` from the other measurements.", "--quiet")
+    proc = bcc_in_process("ask", str(run), "Predict `sex` from the other measurements.", "--quiet")
     assert proc.returncode == 0, proc.stderr
     summary = _summary(run)
     (follow_up,) = summary["follow_ups"]
@@ -189,14 +190,14 @@ def test_a_follow_up_that_fails_leaves_the_earlier_answers(completed: Path, tmp_
     shutil.copytree(completed, run)
     earlier = _summary(completed)
     # the follow-up's 3rd agent call (its first behavior) meets a bug
-    proc = run_bcc("ask", str(run), ISLAND, "--quiet", env={"BCC_FAILPOINTS": "agent@3=bug"})
+    proc = bcc_in_process("ask", str(run), ISLAND, "--quiet", env={"BCC_FAILPOINTS": "agent@3=bug"})
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     summary = _summary(run)
     assert summary["final_state"] == "WORKFLOW_ABORTED"
     assert summary["answers"] == earlier["answers"]  # the earlier answers stand
     assert not summary["follow_ups"][0]["answers"][0]["answered"]
     assert _code(run) == _code(completed)  # no cell of the follow-up's ran
-    resumed = run_bcc("resume", str(run), "--quiet")
+    resumed = bcc_in_process("resume", str(run), "--quiet")
     assert resumed.returncode == 0, resumed.stderr
     assert _summary(run)["follow_ups"][0]["answers"][0]["value"] == "Biscoe"
 
@@ -204,12 +205,12 @@ def test_a_follow_up_that_fails_leaves_the_earlier_answers(completed: Path, tmp_
 def test_only_a_completed_run_takes_a_follow_up(completed: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(completed, run)
-    empty = run_bcc("ask", str(run), "  ")
+    empty = bcc_in_process("ask", str(run), "  ")
     assert empty.returncode == 2 and "the follow-up question is empty" in empty.stderr
     state = json.loads((run / "state.json").read_text())
     state.update(fsm_state="WORKFLOW_ABORTED", resume_from="STEP_RUNNING")
     (run / "state.json").write_text(json.dumps(state))
-    refused = run_bcc("ask", str(run), ISLAND)
+    refused = bcc_in_process("ask", str(run), ISLAND)
     assert refused.returncode == 2, refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
     assert "was interrupted" in refused.stderr and "bcc resume" in refused.stderr
