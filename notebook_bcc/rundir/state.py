@@ -7,13 +7,18 @@ are ``schema_version``, ``fsm_state`` and ``location``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from notebook_bcc.fsm import State
 from notebook_bcc.rundir.ledger import VariableLedger
 from notebook_bcc.rundir.results import RESULT_NAMES
 
+if TYPE_CHECKING:  # the contract's reading of a behavior; the state only holds it
+    from notebook_bcc.contract.types import BehaviorPayload
+
 __all__ = [
     "SCHEMA_VERSION",
+    "CellFact",
     "StepRecord",
     "StageRecord",
     "Counters",
@@ -23,6 +28,23 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CellFact:
+    """One cell of an action as it ran (or was skipped), for the reflector and a retry."""
+
+    status: str  # ok | error | timeout | dead | skipped
+    excerpt: str
+    error_name: str | None = None
+    error_value: str | None = None
+    figures: tuple[str, ...] = ()  # one text note per figure the cell displayed
+    code: str = ""  # the cell's source, for the behavior reflector
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CellFact:
+        data = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**{**data, "figures": tuple(data.get("figures", ()))})
 
 
 @dataclass
@@ -106,7 +128,7 @@ class Usage:
 class WorkflowState:
     run_id: str
     problem_title: str
-    fsm_state: str = "IDLE"
+    fsm_state: State = State.IDLE  # a string only in state.json
     seq: int = 0
     project_title: str = ""
     focus: str = ""
@@ -115,14 +137,15 @@ class WorkflowState:
     step_index: int = 0
     behavior_id: str = ""
     iteration: int = 0
-    behavior_xml: str = ""  # the current behavior payload, as validated
-    last_execution: list[dict[str, Any]] = field(default_factory=list)  # cells of last action
+    behavior_xml: str = ""  # the current behavior payload, as validated (state.json keeps it)
+    last_execution: list[CellFact] = field(default_factory=list)  # cells of last action
     last_checks: dict[str, Any] = field(default_factory=dict)
     #: variables in the kernel that only a failed or timed-out cell made (not in the notebook):
     #: name -> that cell, and how it failed (G1 counts them missing)
     made_by_failed_cells: dict[str, str] = field(default_factory=dict)
     #: one entry per behavior of the current step: behavior, iteration, task, cells, checks,
-    #: verdict and the behavior reflector's words (what the stage reflector and a retry see)
+    #: verdict and the behavior reflector's words (what the stage reflector and a retry see);
+    #: its "cells" are CellFacts
     step_log: list[dict[str, Any]] = field(default_factory=list)
     feedback: str = ""  # reflector's reasoning when a behavior is retried
     lessons: list[str] = field(default_factory=list)  # stage_experience of completed stages
@@ -144,12 +167,45 @@ class WorkflowState:
     #: behavior, task, score, verdict, kept, why it was dropped and its cells (summary.json
     #: ``alternatives``, report.html)
     forks: list[dict[str, Any]] = field(default_factory=list)
+    #: ``behavior_xml`` as read (not in state.json); None until read again after a load
+    behavior: BehaviorPayload | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.fsm_state = State(self.fsm_state)  # from state.json, or a name a caller gave
+
+    def resume_aborted(self) -> None:
+        """Go back to the state an ABORT interrupted (``bcc resume``), if it said which."""
+        if self.fsm_state == State.WORKFLOW_ABORTED and self.resume_from:
+            self.fsm_state, self.resume_from, self.error = State(self.resume_from), "", ""
+
+    # -- the current behavior ---------------------------------------------------------------
+    def forget_behavior(self) -> None:
+        """A new stage or step starts with no behavior, attempts, feedback or last cells."""
+        self.behavior_id, self.iteration, self.feedback = "", 0, ""
+        self.behavior_xml, self.behavior = "", None
+        self.step_log, self.last_execution, self.last_checks = [], [], {}
+
+    def next_behavior(self) -> None:
+        """One more behavior of the current step (a fork counts as one): no behavior is
+        current until :meth:`start_behavior`, and the last action's cells and checks go."""
+        assert self.step is not None
+        self.step.behaviors += 1
+        self.iteration = self.step.behaviors
+        self.behavior_id, self.behavior_xml, self.behavior = "", "", None
+        self.last_execution, self.last_checks = [], {}
+
+    def start_behavior(self, behavior: BehaviorPayload, xml: str) -> None:
+        """``behavior`` (validated as ``xml``) is current, with an entry in the step log."""
+        self.behavior_id, self.behavior_xml, self.behavior = behavior.id, xml, behavior
+        self.step_log.append(
+            {"behavior": behavior.id, "iteration": self.iteration, "task": behavior.task}
+        )
 
     @property
     def asked(self) -> FollowUp | None:
         """The first follow-up not planned yet, once the run has completed (``bcc ask``; a
         replay registers every recorded follow-up when it starts)."""
-        if self.fsm_state != "WORKFLOW_COMPLETED":
+        if self.fsm_state != State.WORKFLOW_COMPLETED:
             return None
         return next((f for f in self.follow_ups if not f.seq), None)
 
@@ -173,8 +229,10 @@ class WorkflowState:
     @property
     def path(self) -> str:
         parts = [
-            self.stage.id if self.stage and self.fsm_state != "IDLE" else "",
-            self.step.id if self.step and self.fsm_state not in ("IDLE", "STAGE_RUNNING") else "",
+            self.stage.id if self.stage and self.fsm_state != State.IDLE else "",
+            self.step.id
+            if self.step and self.fsm_state not in (State.IDLE, State.STAGE_RUNNING)
+            else "",
             self.behavior_id,
         ]
         return "/".join(p for p in parts if p)
@@ -255,7 +313,7 @@ class WorkflowState:
             "llm_calls": self.counters.llm_calls,
             "cost_usd": self.usage.cost_usd,
             "cells": self.counters.cells,
-            "last_cell": self.last_execution[-1]["status"] if self.last_execution else None,
+            "last_cell": self.last_execution[-1].status if self.last_execution else None,
             "elapsed_s": self.elapsed_s,
         }
 
@@ -282,7 +340,9 @@ class WorkflowState:
 
     # -- JSON -----------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        data = asdict(replace(self, ledger=VariableLedger()))  # asdict would copy it whole
+        data = asdict(replace(self, ledger=VariableLedger(), behavior=None))  # not copied whole
+        del data["behavior"]  # ``behavior_xml`` is its durable form
+        data["fsm_state"] = self.fsm_state.value
         data["ledger"] = self.ledger.to_json()
         return {"schema_version": SCHEMA_VERSION, "location": self.location(), **data}
 
@@ -310,4 +370,9 @@ class WorkflowState:
         }
         ledger = VariableLedger.from_json(data.pop("ledger", []))
         data["follow_ups"] = [FollowUp(**f) for f in data.pop("follow_ups", [])]
+        data["last_execution"] = [CellFact.from_json(c) for c in data.get("last_execution", [])]
+        data["step_log"] = [
+            {**e, "cells": [CellFact.from_json(c) for c in e["cells"]]} if "cells" in e else e
+            for e in data.get("step_log", [])
+        ]
         return cls(stages=stages, counters=counters, usage=usage, ledger=ledger, **data)

@@ -50,7 +50,6 @@ class Handlers:
     def __init__(self, ctx: RunContext, host: KernelHost) -> None:
         self.ctx = ctx
         self.host = host
-        self.behavior: BehaviorPayload | None = None  # parsed from state.behavior_xml, cached
         self.figures: tuple[Figure, ...] = ()  # the last action's figures, for its reflector
 
     def handle(self, event: Event, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
@@ -92,13 +91,11 @@ class Handlers:
     # -- position -------------------------------------------------------------------------
     def current_behavior(self) -> BehaviorPayload | None:
         s = self.ctx.state
-        if not s.behavior_xml:
-            return None
-        if self.behavior is None:
+        if s.behavior is None and s.behavior_xml:  # a state read from state.json
             value = parse_payload(s.behavior_xml, "behavior").value
             assert isinstance(value, BehaviorPayload)
-            self.behavior = value
-        return self.behavior
+            s.behavior = value
+        return s.behavior
 
     def tag(self) -> CellTag:
         s = self.ctx.state
@@ -110,17 +107,10 @@ class Handlers:
             s.seq + 1,
         )
 
-    def forget_behavior(self) -> None:
-        """A new stage or step starts with no behavior, attempts, feedback or last cells."""
-        s = self.ctx.state
-        s.behavior_id, s.iteration, s.feedback, s.behavior_xml = "", 0, "", ""
-        s.step_log, s.last_execution, s.last_checks = [], [], {}
-        self.behavior = None
-
     def enter_stage(self, index: int) -> None:
         s, doc = self.ctx.state, self.ctx.doc
         s.stage_index, s.step_index = index, 0
-        self.forget_behavior()
+        s.forget_behavior()
         s.stage.status = "running"
         doc.add_stage_heading(s.stage.title, s.stage.goal, self.tag())
         doc.save()
@@ -128,7 +118,7 @@ class Handlers:
     def enter_step(self, index: int) -> None:
         s, doc = self.ctx.state, self.ctx.doc
         s.step_index = index
-        self.forget_behavior()
+        s.forget_behavior()
         s.step.status = "running"
         doc.add_step_heading(s.step.title, self.tag(), s.step.goal)
         doc.save()
@@ -206,7 +196,7 @@ class Handlers:
         s.stages += [_plan_record(StageRecord, st) for st in stages]
         s.focus = (p.focus or "").strip()  # the planner's intent for the follow-up
         s.stage_index, s.step_index = asked.first_stage, 0
-        self.forget_behavior()  # the heading is tagged with the follow-up's first stage
+        s.forget_behavior()  # the heading is tagged with the follow-up's first stage
         doc.add_markdown(f"## Follow-up: {asked.title}", self.tag(), role="follow_up")
         self.enter_stage(asked.first_stage)
         return State.STAGE_RUNNING, False
@@ -229,13 +219,8 @@ class Handlers:
         p = parsed.value
         assert isinstance(p, BehaviorPayload)
         s = self.ctx.state
-        s.step.behaviors += 1
-        s.iteration = s.step.behaviors
-        s.behavior_id = p.id
-        s.behavior_xml = parsed.xml
-        self.behavior = p
-        s.last_execution, s.last_checks = [], {}
-        s.step_log.append({"behavior": p.id, "iteration": s.iteration, "task": p.task})
+        s.next_behavior()
+        s.start_behavior(p, parsed.xml)
         return State.BEHAVIOR_RUNNING, False
 
     def on_fork(self, parsed: ParsedPayload, log: TransitionLog) -> list[BehaviorPayload]:
@@ -245,10 +230,7 @@ class Handlers:
         assert isinstance(p, AlternativesPayload)
         s = self.ctx.state
         kept = self._capped(p.behaviors, self.ctx.config.max_alternatives, "alternatives", log)
-        s.step.behaviors += 1
-        s.iteration, s.behavior_id, s.behavior_xml = s.step.behaviors, "", ""
-        s.last_execution, s.last_checks = [], {}
-        self.behavior = None
+        s.next_behavior()
         log.relocate(s.path, s.iteration)
         return kept
 
