@@ -21,7 +21,7 @@ from notebook_bcc.workflow.commit import Commits
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.exchange import AgentExchange
 from notebook_bcc.workflow.fork import Branch, BranchLog, Fork
-from notebook_bcc.workflow.handlers import Handlers
+from notebook_bcc.workflow.handlers import Handlers, Outcome
 from notebook_bcc.workflow.host import KernelHost
 
 __all__ = ["Turns", "run_fork"]
@@ -47,9 +47,7 @@ class Turns(Protocol):
     def count_reply(self, reply: AgentReply) -> None: ...
 
 
-def run_fork(
-    run: Turns, parsed: ParsedPayload, log: TransitionLog, t0: float
-) -> tuple[State, bool]:
+def run_fork(run: Turns, parsed: ParsedPayload, log: TransitionLog, t0: float) -> Outcome:
     """Run the branches, join, commit FORK ... JOIN; the JOIN's target and whether forced."""
     log.retitle(Event.FORK.value)
     fork = Fork(run.ctx, parsed, run.handlers.on_fork(parsed, log), run.named_modules)
@@ -67,7 +65,8 @@ def run_fork(
         target, forced = State.STEP_COMPLETED, False
         if kept is None:
             new.seq = join_seq - 1  # the failure note G3 may add is the JOIN's
-            target, forced = run.handlers.no_branch_kept(join.notes[0], join)
+            outcome = run.handlers.no_branch_kept(join.notes[0], join)
+            target, forced = outcome.target, outcome.forced
         join.relocate(new.path, new.iteration)
         ms = int((time.monotonic() - t0) * 1000)
         run.commits.all(
@@ -81,7 +80,7 @@ def run_fork(
         if kept is not None and kept.host.kernel is not None:
             run.host.adopt(kept.host)
         fork.close(kept)
-    return target, forced
+    return Outcome(target, forced)
 
 
 def _branch(run: Turns, b: Branch) -> None:
@@ -104,7 +103,7 @@ def _branch(run: Turns, b: Branch) -> None:
         log.branch = b.id
         parsed = run.ask(row, log, exchange, b)
         log.set_payload(element_for_log(parsed))
-        target, forced = b.handlers.handle(row.event, parsed, log)
+        outcome = b.handlers.handle(row.event, parsed, log)
         ms = int((time.monotonic() - t0) * 1000)
-        b.logs.append(BranchLog(log, source, target, forced, ms))
-        s.seq, s.fsm_state = log.head.seq, target
+        b.logs.append(BranchLog(log, source, outcome.target, outcome.forced, ms))
+        s.seq, s.fsm_state = log.head.seq, outcome.target

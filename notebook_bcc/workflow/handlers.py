@@ -1,14 +1,16 @@
 """One handler per agent event: what a validated payload does to the state, the notebook and
 the kernel, and where the machine goes next (docs/architecture.md, "One transition").
 
-Each handler returns the target state and whether the transition was forced by a guard. The
-guards themselves are pure functions in ``guards.py``; a handler applies their verdict and
+Each handler returns an :class:`Outcome`: the target state and whether a guard forced it; the
+runner alone commits it (``commit.py``). The state's changes are WorkflowState's own methods.
+The guards themselves are pure functions in ``guards.py``; a handler applies their verdict and
 writes it to the transition log.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from notebook_bcc.contract.payloads import (
@@ -35,9 +37,15 @@ from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.guards import Guard
 from notebook_bcc.workflow.host import KernelHost
 
-__all__ = ["Handlers"]
+__all__ = ["Handlers", "Outcome"]
 
-Outcome = tuple[State, bool]  # the target state, and whether a guard forced it
+
+@dataclass(frozen=True)
+class Outcome:
+    """Where a handled payload takes the machine, and whether a guard forced it there."""
+
+    target: State
+    forced: bool = False
 
 
 def _log_guard(log: TransitionLog, guard: Guard) -> None:
@@ -108,19 +116,15 @@ class Handlers:
         )
 
     def enter_stage(self, index: int) -> None:
-        s, doc = self.ctx.state, self.ctx.doc
-        s.stage_index, s.step_index = index, 0
-        s.forget_behavior()
-        s.stage.status = "running"
-        doc.add_stage_heading(s.stage.title, s.stage.goal, self.tag())
+        doc = self.ctx.doc
+        stage = self.ctx.state.enter_stage(index)
+        doc.add_stage_heading(stage.title, stage.goal, self.tag())
         doc.save()
 
     def enter_step(self, index: int) -> None:
-        s, doc = self.ctx.state, self.ctx.doc
-        s.step_index = index
-        s.forget_behavior()
-        s.step.status = "running"
-        doc.add_step_heading(s.step.title, self.tag(), s.step.goal)
+        doc = self.ctx.doc
+        step = self.ctx.state.enter_step(index)
+        doc.add_step_heading(step.title, self.tag(), step.goal)
         doc.save()
 
     def start_step(self, order: Sequence[int], log: TransitionLog) -> bool:
@@ -181,7 +185,7 @@ class Handlers:
             doc.set_title(p.title)
         s.focus = p.focus or ""
         self.enter_stage(0)
-        return State.STAGE_RUNNING, False
+        return Outcome(State.STAGE_RUNNING)
 
     def on_follow_up(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         """FOLLOW_UP: the follow-up's stages go after the plan's, under a ``## Follow-up``
@@ -199,7 +203,7 @@ class Handlers:
         s.forget_behavior()  # the heading is tagged with the follow-up's first stage
         doc.add_markdown(f"## Follow-up: {asked.title}", self.tag(), role="follow_up")
         self.enter_stage(asked.first_stage)
-        return State.STAGE_RUNNING, False
+        return Outcome(State.STAGE_RUNNING)
 
     def on_steps(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
@@ -211,9 +215,9 @@ class Handlers:
             record.pcs = [[aspect, text] for aspect, text in spec.pcs if text]
         s.stage.focus = (p.focus or "").strip()
         if self.start_step(range(len(s.stage.steps)), log):
-            return State.STEP_RUNNING, False
+            return Outcome(State.STEP_RUNNING)
         s.stage.status = "skipped" if s.stage.steps else "complete"
-        return State.STAGE_COMPLETED, True
+        return Outcome(State.STAGE_COMPLETED, forced=True)
 
     def on_behavior(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
@@ -221,7 +225,7 @@ class Handlers:
         s = self.ctx.state
         s.next_behavior()
         s.start_behavior(p, parsed.xml)
-        return State.BEHAVIOR_RUNNING, False
+        return Outcome(State.BEHAVIOR_RUNNING)
 
     def on_fork(self, parsed: ParsedPayload, log: TransitionLog) -> list[BehaviorPayload]:
         """FORK: the step's behavior count goes up by one for the whole fork and no behavior
@@ -239,7 +243,7 @@ class Handlers:
         p = parsed.value
         assert isinstance(p, ActionsPayload)
         self.figures = perform(p, self.ctx, self.host, self.tag(), self.current_behavior(), log)
-        return State.BEHAVIOR_COMPLETED, False
+        return Outcome(State.BEHAVIOR_COMPLETED)
 
     def on_reflection(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
@@ -264,13 +268,11 @@ class Handlers:
                 recommendations=(p.recommendations or "").strip(),
             )
         if complete:
-            step.status = "complete"
-            step.comment = (p.comment or "").strip()
+            s.complete_step((p.comment or "").strip())
             if step.comment:
                 doc.add_markdown(step.comment, self.tag(), role="comment")
                 doc.save()
-            s.feedback = ""
-            return State.STEP_COMPLETED, False
+            return Outcome(State.STEP_COMPLETED)
         return self._retry(feedback, log)
 
     def no_branch_kept(self, feedback: str, log: TransitionLog) -> Outcome:
@@ -281,19 +283,15 @@ class Handlers:
         """The behavior did not complete the step: another one, or (G3) the step failed."""
         ctx = self.ctx
         s, step, doc = ctx.state, ctx.state.step, ctx.doc
-        s.counters.failed_behaviors += 1
-        s.feedback = feedback
+        s.retry_step(feedback)
         capped = guards.step_cap(step.behaviors, ctx.config.max_behaviors_per_step)
         if capped is None:
-            return State.STEP_RUNNING, False
+            return Outcome(State.STEP_RUNNING)
         _log_guard(log, capped)
-        s.counters.forced_transitions += 1
-        step.status, step.note = "failed", capped.reason
-        if s.step_log:
-            s.step_log[-1]["verdict"] = "failed"
+        s.fail_step(capped.reason)
         doc.add_failure_note(step.title, capped.reason, feedback, self.tag())
         doc.save()
-        return State.STEP_COMPLETED, True
+        return Outcome(State.STEP_COMPLETED, forced=True)
 
     def on_stage_reflection(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
@@ -317,13 +315,13 @@ class Handlers:
             ids = {stage.steps[i].id: i for i in pending}
             first = ids.get(p.next_focus or "", pending[0])
             if self.start_step([first, *(i for i in pending if i != first)], log):
-                return State.STEP_RUNNING, False
+                return Outcome(State.STEP_RUNNING)
         done = all(t.status == "complete" for t in stage.steps)
         stage.status = "complete" if done else "partial"
         if p.stage_experience and p.stage_experience.strip():
             stage.experience = p.stage_experience.strip()
             s.lessons.append(stage.experience)
-        return State.STAGE_COMPLETED, False
+        return Outcome(State.STAGE_COMPLETED)
 
     def _revise(self, revision: PlanRevision | None, log: TransitionLog) -> None:
         """Apply a checked plan revision: the state, the log, and one line in the notebook."""

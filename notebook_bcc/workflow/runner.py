@@ -35,7 +35,7 @@ from notebook_bcc.workflow.exchange import AgentExchange
 from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, finish
 from notebook_bcc.workflow.fork import Branch
 from notebook_bcc.workflow.forking import run_fork
-from notebook_bcc.workflow.handlers import Handlers
+from notebook_bcc.workflow.handlers import Handlers, Outcome
 from notebook_bcc.workflow.host import KernelHost
 from notebook_bcc.workflow.verify import discard_scratch, make_shadow
 
@@ -217,10 +217,9 @@ class Runner:
         parsed = self.ask(row, log, self.exchange, None)
         log.set_payload(element_for_log(parsed))
         if isinstance(parsed.value, AlternativesPayload):
-            target, forced = run_fork(self, parsed, log, t0)
-            self._fail_if_capped(target, forced)
+            self._fail_if_capped(run_fork(self, parsed, log, t0))
             return
-        target, forced = self.handlers.handle(row.event, parsed, log)
+        outcome = self.handlers.handle(row.event, parsed, log)
         if row.event in (
             Event.START_WORKFLOW,
             Event.FOLLOW_UP,
@@ -228,12 +227,13 @@ class Runner:
             Event.START_BEHAVIOR,
         ):
             log.relocate(s.path, s.iteration)
-        self.commits.one(log, row.event, source, target, forced, t0)
-        self._fail_if_capped(target, forced)
+        self.commits.one(log, row.event, source, outcome.target, outcome.forced, t0)
+        self._fail_if_capped(outcome)
 
-    def _fail_if_capped(self, target: State, forced: bool) -> None:
+    def _fail_if_capped(self, outcome: Outcome) -> None:
         """A step G3 failed ends the workflow when ``--on-step-failure`` is abort."""
-        if target == State.STEP_COMPLETED and forced and self.config.on_step_failure == "abort":
+        failed = outcome.target == State.STEP_COMPLETED and outcome.forced
+        if failed and self.config.on_step_failure == "abort":
             self.commits.terminal(Event.FAIL, "a step failed and --on-step-failure is abort")
 
     def count_reply(self, reply: AgentReply) -> None:
