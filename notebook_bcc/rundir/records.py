@@ -44,6 +44,12 @@ class StepRecord:
     superseded: list[list[str]] = field(default_factory=list)
     blocked_by: str = ""  # why it was skipped before it started (G8: a required variable unmade)
 
+    def skip(self, blocked_by: str = "") -> None:
+        """Skipped: before it started (G8, ``blocked_by`` says why), or by a plan move."""
+        self.status = "skipped"
+        if blocked_by:
+            self.blocked_by = blocked_by
+
 
 @dataclass
 class StageRecord:
@@ -58,6 +64,10 @@ class StageRecord:
     note: str = ""
     focus: str = ""  # the step planner's <focus>
     blocked_by: str = ""  # why it was skipped before it started (G8: a required variable unmade)
+
+    def skip(self, blocked_by: str) -> None:
+        """Skipped before it started (G8): ``blocked_by`` says why."""
+        self.status, self.blocked_by = "skipped", blocked_by
 
 
 @dataclass

@@ -115,10 +115,37 @@ class WorkflowState:
             {"behavior": behavior.id, "iteration": self.iteration, "task": behavior.task}
         )
 
-    # -- moves through the plan -------------------------------------------------------------
+    # -- the plan and the moves through it ---------------------------------------------------
+    def plan(self, stages: list[StageRecord], title: str, focus: str) -> None:
+        """The stage planner's plan (START_WORKFLOW); an empty ``title`` keeps the title."""
+        self.stages, self.focus = stages, focus
+        if title:
+            self.project_title = title
+
+    def plan_follow_up(self, stages: list[StageRecord], focus: str) -> FollowUp:
+        """The asked follow-up's stages go after the plan's; the position moves to the first,
+        with no behavior current. Returns the follow-up, now planned."""
+        asked = self.asked
+        assert asked is not None
+        asked.first_stage, asked.seq = len(self.stages), self.seq + 1
+        self.stages += stages
+        self.focus = focus
+        self.move_to(asked.first_stage)
+        self.forget_behavior()
+        return asked
+
+    def plan_steps(self, steps: list[StepRecord], focus: str) -> None:
+        """The step planner's steps of the current stage (START_STEP)."""
+        assert self.stage is not None
+        self.stage.steps, self.stage.focus = steps, focus
+
+    def move_to(self, stage_index: int, step_index: int = 0) -> None:
+        """Point at a stage and step (to enter it, or to skip it)."""
+        self.stage_index, self.step_index = stage_index, step_index
+
     def enter_stage(self, index: int) -> StageRecord:
         """Stage ``index`` runs from its first step, with no behavior current."""
-        self.stage_index, self.step_index = index, 0
+        self.move_to(index)
         self.forget_behavior()
         stage = self.stages[index]
         stage.status = "running"
@@ -126,11 +153,34 @@ class WorkflowState:
 
     def enter_step(self, index: int) -> StepRecord:
         """Step ``index`` of the current stage runs, with no behavior current."""
-        self.step_index = index
+        self.move_to(self.stage_index, index)
         self.forget_behavior()
         step = self.stages[self.stage_index].steps[index]
         step.status = "running"
         return step
+
+    def end_stage(self, status: str, experience: str = "") -> None:
+        """The current stage ends (complete, partial or skipped); its experience, if any,
+        becomes a lesson for the stages after it."""
+        assert self.stage is not None
+        self.stage.status = status
+        if experience:
+            self.stage.experience = experience
+            self.lessons.append(experience)
+
+    def review_behavior(self, **review: Any) -> None:
+        """The reflector's verdict and words on the step's last behavior, in the step log."""
+        if self.step_log:
+            self.step_log[-1].update(review)
+
+    def record_action(self, cells: list[CellFact], checks: dict[str, Any]) -> None:
+        """The last action's cells and checks, for its reflector and in the step log."""
+        self.last_execution, self.last_checks = cells, checks
+        self.review_behavior(cells=cells, checks=checks)
+
+    def count_forced(self) -> None:
+        """A guard forced this transition (G3 or a capped plan)."""
+        self.counters.forced_transitions += 1
 
     def complete_step(self, comment: str) -> None:
         """The behavior reflector completed the current step."""
@@ -145,10 +195,9 @@ class WorkflowState:
     def fail_step(self, reason: str) -> None:
         """G3 ended the current step failed (a forced transition)."""
         assert self.step is not None
-        self.counters.forced_transitions += 1
+        self.count_forced()
         self.step.status, self.step.note = "failed", reason
-        if self.step_log:
-            self.step_log[-1]["verdict"] = "failed"
+        self.review_behavior(verdict="failed")
 
     @property
     def asked(self) -> FollowUp | None:

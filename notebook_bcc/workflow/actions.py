@@ -113,15 +113,13 @@ def perform(
         log.add_artifact(name, present)
     for expr, status, detail in report.criteria:
         log.add_criterion(expr, status, detail)
-    s.last_execution = facts
-    s.last_checks = {
+    checks = {
         "artifacts": [list(a) for a in report.artifacts],
         "criteria": [list(c) for c in report.criteria],
         "notes": notes,
         **({"unsaved": unsaved} if unsaved else {}),
     }
-    if s.step_log:
-        s.step_log[-1].update(cells=facts, checks=s.last_checks)
+    s.record_action(facts, checks)
     doc.save()
     return tuple(figures)
 

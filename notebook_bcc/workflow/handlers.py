@@ -137,14 +137,14 @@ class Handlers:
             if guard is None:
                 self.enter_step(index)
                 return True
-            s.step_index = index
+            s.move_to(s.stage_index, index)
             self._skip(step, guard, log)
         self.ctx.doc.save()
         return False
 
     def _skip(self, record: StageRecord | StepRecord, guard: Guard, log: TransitionLog) -> None:
         """G8 at the current position: ``record`` is skipped, logged and noted in the notebook."""
-        record.status, record.blocked_by = "skipped", guard.reason
+        record.skip(guard.reason)
         _log_guard(log, guard)
         self.ctx.doc.add_skip_note(record.title, guard.reason, self.tag())
 
@@ -160,7 +160,7 @@ class Handlers:
             if guard is None:
                 self.enter_stage(index)
                 return State.STAGE_RUNNING
-            s.stage_index, s.step_index = index, 0
+            s.move_to(index)
             self.ctx.doc.add_stage_heading(stage.title, stage.goal, self.tag())
             self._skip(stage, guard, log)
             self.ctx.doc.save()
@@ -170,7 +170,7 @@ class Handlers:
         kept, guard = guards.cap_plan(items, cap, what)
         if guard is not None:
             _log_guard(log, guard)
-            self.ctx.state.counters.forced_transitions += 1
+            self.ctx.state.count_forced()
         return kept
 
     # -- planners -------------------------------------------------------------------------
@@ -179,11 +179,9 @@ class Handlers:
         assert isinstance(p, StagesPayload)
         s, doc = self.ctx.state, self.ctx.doc
         stages = self._capped(p.stages, self.ctx.config.max_stages, "stages", log)
-        s.stages = [_plan_record(StageRecord, st) for st in stages]
+        s.plan([_plan_record(StageRecord, st) for st in stages], p.title or "", p.focus or "")
         if p.title:
-            s.project_title = p.title
             doc.set_title(p.title)
-        s.focus = p.focus or ""
         self.enter_stage(0)
         return Outcome(State.STAGE_RUNNING)
 
@@ -193,14 +191,10 @@ class Handlers:
         p = parsed.value
         assert isinstance(p, StagesPayload)
         s, doc = self.ctx.state, self.ctx.doc
-        asked = s.asked
-        assert asked is not None
         stages = self._capped(p.stages, self.ctx.config.max_stages, "stages", log)
-        asked.first_stage, asked.seq = len(s.stages), s.seq + 1
-        s.stages += [_plan_record(StageRecord, st) for st in stages]
-        s.focus = (p.focus or "").strip()  # the planner's intent for the follow-up
-        s.stage_index, s.step_index = asked.first_stage, 0
-        s.forget_behavior()  # the heading is tagged with the follow-up's first stage
+        records = [_plan_record(StageRecord, st) for st in stages]
+        asked = s.plan_follow_up(records, (p.focus or "").strip())  # focus: the planner's intent
+        # the heading is tagged with the follow-up's first stage
         doc.add_markdown(f"## Follow-up: {asked.title}", self.tag(), role="follow_up")
         self.enter_stage(asked.first_stage)
         return Outcome(State.STAGE_RUNNING)
@@ -210,13 +204,14 @@ class Handlers:
         assert isinstance(p, StepsPayload)
         s = self.ctx.state
         steps = self._capped(p.steps, self.ctx.config.max_steps_per_stage, "steps", log)
-        s.stage.steps = [_plan_record(StepRecord, t) for t in steps]
-        for record, spec in zip(s.stage.steps, steps, strict=True):
-            record.pcs = [[aspect, text] for aspect, text in spec.pcs if text]
-        s.stage.focus = (p.focus or "").strip()
-        if self.start_step(range(len(s.stage.steps)), log):
+        records = [
+            _plan_record(StepRecord, t, pcs=[[aspect, text] for aspect, text in t.pcs if text])
+            for t in steps
+        ]
+        s.plan_steps(records, (p.focus or "").strip())
+        if self.start_step(range(len(records)), log):
             return Outcome(State.STEP_RUNNING)
-        s.stage.status = "skipped" if s.stage.steps else "complete"
+        s.end_stage("skipped" if records else "complete")
         return Outcome(State.STAGE_COMPLETED, forced=True)
 
     def on_behavior(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
@@ -260,13 +255,12 @@ class Handlers:
             s.counters.guard_overrides += 1
             complete, feedback = False, f"{overridden.reason}. {feedback}"
         self.figures = ()
-        if s.step_log:
-            s.step_log[-1].update(
-                verdict="complete" if complete else "retry",
-                reasoning=" ".join(dict.fromkeys(x for x in (p.goal_reasoning, feedback) if x)),
-                produced=[[v.name, v.description] for v in p.variables_produced],
-                recommendations=(p.recommendations or "").strip(),
-            )
+        s.review_behavior(
+            verdict="complete" if complete else "retry",
+            reasoning=" ".join(dict.fromkeys(x for x in (p.goal_reasoning, feedback) if x)),
+            produced=[[v.name, v.description] for v in p.variables_produced],
+            recommendations=(p.recommendations or "").strip(),
+        )
         if complete:
             s.complete_step((p.comment or "").strip())
             if step.comment:
@@ -310,17 +304,14 @@ class Handlers:
             _log_guard(log, moved)
             if moved.effect == "steps_skipped":
                 for i in pending:
-                    stage.steps[i].status = "skipped"
+                    stage.steps[i].skip()
         if wants_next:
             ids = {stage.steps[i].id: i for i in pending}
             first = ids.get(p.next_focus or "", pending[0])
             if self.start_step([first, *(i for i in pending if i != first)], log):
                 return Outcome(State.STEP_RUNNING)
         done = all(t.status == "complete" for t in stage.steps)
-        stage.status = "complete" if done else "partial"
-        if p.stage_experience and p.stage_experience.strip():
-            stage.experience = p.stage_experience.strip()
-            s.lessons.append(stage.experience)
+        s.end_stage("complete" if done else "partial", (p.stage_experience or "").strip())
         return Outcome(State.STAGE_COMPLETED)
 
     def _revise(self, revision: PlanRevision | None, log: TransitionLog) -> None:
@@ -360,7 +351,7 @@ class Handlers:
         ctx.doc.save()
 
 
-def _plan_record(cls: type[Any], spec: Any) -> Any:
+def _plan_record(cls: type[Any], spec: Any, **more: Any) -> Any:
     """A StageRecord or StepRecord from a planned StageSpec or StepSpec."""
     return cls(
         spec.id,
@@ -368,4 +359,5 @@ def _plan_record(cls: type[Any], spec: Any) -> Any:
         spec.goal,
         [v.name for v in spec.verified_artifacts],
         [v.name for v in spec.required_variables],
+        **more,
     )
