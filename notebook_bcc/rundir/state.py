@@ -7,7 +7,7 @@ are ``schema_version``, ``fsm_state`` and ``location``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from notebook_bcc.fsm import State
 from notebook_bcc.rundir.ledger import VariableLedger
@@ -21,11 +21,9 @@ from notebook_bcc.rundir.records import (
 )
 from notebook_bcc.rundir.results import RESULT_NAMES
 
-if TYPE_CHECKING:  # the contract's reading of a behavior; the state only holds it
-    from notebook_bcc.contract.types import BehaviorPayload
-
 __all__ = [
     "SCHEMA_VERSION",
+    "Behavior",
     "CellFact",
     "StepRecord",
     "StageRecord",
@@ -36,6 +34,16 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+
+class Behavior(Protocol):
+    """What the state reads of the current behavior (the contract's ``BehaviorPayload``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def task(self) -> str: ...
 
 
 @dataclass
@@ -82,7 +90,7 @@ class WorkflowState:
     #: ``alternatives``, report.html)
     forks: list[dict[str, Any]] = field(default_factory=list)
     #: ``behavior_xml`` as read (not in state.json); None until read again after a load
-    behavior: BehaviorPayload | None = field(default=None, compare=False, repr=False)
+    behavior: Behavior | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self.fsm_state = State(self.fsm_state)  # from state.json, or a name a caller gave
@@ -108,7 +116,7 @@ class WorkflowState:
         self.behavior_id, self.behavior_xml, self.behavior = "", "", None
         self.last_execution, self.last_checks = [], {}
 
-    def start_behavior(self, behavior: BehaviorPayload, xml: str) -> None:
+    def start_behavior(self, behavior: Behavior, xml: str) -> None:
         """``behavior`` (validated as ``xml``) is current, with an entry in the step log."""
         self.behavior_id, self.behavior_xml, self.behavior = behavior.id, xml, behavior
         self.step_log.append(

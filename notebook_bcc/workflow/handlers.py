@@ -103,6 +103,7 @@ class Handlers:
             value = parse_payload(s.behavior_xml, "behavior").value
             assert isinstance(value, BehaviorPayload)
             s.behavior = value
+        assert s.behavior is None or isinstance(s.behavior, BehaviorPayload)
         return s.behavior
 
     def tag(self) -> CellTag:
