@@ -8,7 +8,7 @@ from typing import Any
 
 from notebook_bcc.contract.payloads import parse_payload
 from notebook_bcc.contract.types import BehaviorPayload
-from notebook_bcc.fsm import State
+from notebook_bcc.fsm import Event, State
 from notebook_bcc.rundir.state import CellFact, StageRecord, StepRecord, WorkflowState
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.handlers import Handlers
@@ -126,3 +126,36 @@ def test_a_step_retried_then_failed_is_counted_forced_and_logged_failed() -> Non
     assert st.counters.forced_transitions == 1 and st.step_log[-1]["verdict"] == "failed"
     st.complete_step("done")  # a completed step drops the feedback
     assert (st.step.status, st.step.comment, st.feedback) == ("complete", "done", "")
+
+
+def test_a_handler_returns_its_outcome_and_changes_the_state_through_its_methods() -> None:
+    """START_STEP with the first planned step blocked (G8): it is skipped and noted, the next
+    one starts; the handler says where the machine goes and the runner is left to commit."""
+    from pathlib import Path
+
+    from notebook_bcc.config import RunConfig
+    from notebook_bcc.contract.translog import TransitionLog
+    from notebook_bcc.rundir.notebook import NotebookDocument
+
+    steps_xml = Path(__file__).parents[1] / "fixtures" / "payloads" / "steps.xml"
+    st = WorkflowState(run_id="r", problem_title="p", fsm_state="STAGE_RUNNING")
+    st.stages = [
+        StageRecord("a", "A", "g", ["user_submit_files"], status="partial"),
+        StageRecord("b", "B", "g"),
+    ]
+    st.enter_stage(1)
+    saved: list[str] = []
+    doc = NotebookDocument.create("t", "p", [], 1, saved.append)
+    handlers = Handlers(RunContext(RunConfig(model="offline"), None, doc, st), None)  # type: ignore[arg-type]
+    log = TransitionLog(1, "START_STEP", "STAGE_RUNNING", "step-planner", "b", 0, "now")
+    outcome = handlers.handle(
+        Event.START_STEP, parse_payload(steps_xml.read_text(encoding="utf-8"), "steps"), log
+    )
+    assert outcome.target is State.STEP_RUNNING and not outcome.forced
+    blocked, started = st.stage.steps
+    assert blocked.status == "skipped" and "user_submit_files" in blocked.blocked_by
+    assert started.status == "running"
+    assert st.step is started and st.stage.focus == "keep raw_dataset untouched"
+    assert blocked.pcs[0] == ["predictability", "same file always gives the same frame"]
+    assert st.fsm_state is State.STAGE_RUNNING  # the handler does not move the machine
+    assert any("Data Loading" in c.source for c in doc.nb.cells) and saved
