@@ -18,7 +18,7 @@ from notebook_bcc.fsm import Event
 from notebook_bcc.inputs.questions import Question, follow_up_questions
 from notebook_bcc.kernel.figures import Figure
 from notebook_bcc.rundir.ledger import LedgerView, VariableRecord
-from notebook_bcc.rundir.state import WorkflowState
+from notebook_bcc.rundir.state import CellFact, WorkflowState
 
 __all__ = [
     "StepView",
@@ -57,16 +57,6 @@ class StageView:
     steps: tuple[StepView, ...] = ()
     focus: str = ""
     experience: str = ""
-
-
-@dataclass(frozen=True)
-class CellFact:
-    status: str  # ok | error | timeout | dead | skipped
-    excerpt: str
-    error_name: str | None = None
-    error_value: str | None = None
-    figures: tuple[str, ...] = ()  # one text note per figure the cell displayed
-    code: str = ""  # the cell's source, for the behavior reflector
 
 
 @dataclass(frozen=True)
@@ -137,12 +127,6 @@ class Observation:
         return next((v for v in self.ledger if v.name == name), None)
 
 
-def _cell(data: dict[str, Any]) -> CellFact:
-    data = {k: v for k, v in data.items() if k in CellFact.__dataclass_fields__}
-    data["figures"] = tuple(data.get("figures", ()))
-    return CellFact(**data)
-
-
 def check_lines(
     artifacts: Iterable[Sequence[Any]], criteria: Iterable[Sequence[Any]], notes: Iterable[str]
 ) -> tuple[str, ...]:
@@ -163,7 +147,7 @@ def _attempt(entry: dict[str, Any]) -> Attempt:
         behavior=entry.get("behavior", ""),
         iteration=int(entry.get("iteration", 0)),
         task=entry.get("task", ""),
-        cells=tuple(_cell(c) for c in entry.get("cells", [])),
+        cells=tuple(entry.get("cells", ())),
         checks=_checks(entry.get("checks", {})),
         verdict=entry.get("verdict", ""),
         reasoning=entry.get("reasoning", ""),
@@ -267,7 +251,7 @@ def observe(
         stage_index=s.stage_index,
         step_index=len(s.stage.steps) if planning and s.stage else s.step_index,
         behavior=behavior if event in _SEES_BEHAVIOR else None,
-        cells=tuple(_cell(c) for c in cells),
+        cells=tuple(cells),
         artifacts=tuple((a, ok) for a, ok in checks.get("artifacts", [])),
         criteria=tuple(tuple(c) for c in checks.get("criteria", [])),
         ledger=tuple(s.ledger.live()),

@@ -7,13 +7,24 @@ are ``schema_version``, ``fsm_state`` and ``location``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
+from notebook_bcc.fsm import State
 from notebook_bcc.rundir.ledger import VariableLedger
+from notebook_bcc.rundir.records import (
+    CellFact,
+    Counters,
+    FollowUp,
+    StageRecord,
+    StepRecord,
+    Usage,
+)
 from notebook_bcc.rundir.results import RESULT_NAMES
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Behavior",
+    "CellFact",
     "StepRecord",
     "StageRecord",
     "Counters",
@@ -25,88 +36,21 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 
-@dataclass
-class StepRecord:
-    id: str
-    title: str
-    goal: str
-    verified_artifacts: list[str] = field(default_factory=list)
-    required_variables: list[str] = field(default_factory=list)
-    status: str = "pending"  # pending | running | complete | failed | skipped
-    behaviors: int = 0
-    failed_code: list[str] = field(default_factory=list)  # hashes of code that failed (G7)
-    note: str = ""
-    comment: str = ""  # the behavior reflector's comment when the step completed
-    pcs: list[list[str]] = field(default_factory=list)  # [aspect, text] the step planner wrote
-    findings: list[list[str]] = field(default_factory=list)  # [priority, text] (stage reflector)
-    #: findings a later reflector marked superseded: [text, why] ("" text: all of the step's)
-    superseded: list[list[str]] = field(default_factory=list)
-    blocked_by: str = ""  # why it was skipped before it started (G8: a required variable unmade)
-
-
-@dataclass
-class StageRecord:
-    id: str
-    title: str
-    goal: str
-    verified_artifacts: list[str] = field(default_factory=list)
-    required_variables: list[str] = field(default_factory=list)
-    status: str = "pending"  # pending | running | complete | partial | failed | skipped
-    steps: list[StepRecord] = field(default_factory=list)
-    experience: str = ""  # stage_experience of the stage reflection that completed it
-    note: str = ""
-    focus: str = ""  # the step planner's <focus>
-    blocked_by: str = ""  # why it was skipped before it started (G8: a required variable unmade)
-
-
-@dataclass
-class FollowUp:
-    """A question asked of the completed run (``bcc ask``): its text is kept in
-    ``follow_ups/<n>.md``; ``seq`` is 0 until the stage planner has planned it."""
-
-    text: str
-    first_stage: int = 0  # index in ``stages`` of its first stage
-    seq: int = 0  # the FOLLOW_UP transition
+class Behavior(Protocol):
+    """What the state reads of the current behavior (the contract's ``BehaviorPayload``)."""
 
     @property
-    def title(self) -> str:
-        """Its first line, for a heading."""
-        lines = (line.strip().lstrip("#").strip() for line in self.text.splitlines())
-        return next((line for line in lines if line), "")[:200]
+    def id(self) -> str: ...
 
-
-@dataclass
-class Counters:
-    transitions: int = 0
-    llm_calls: int = 0
-    cells: int = 0
-    failed_behaviors: int = 0
-    forced_transitions: int = 0
-    guard_overrides: int = 0
-    kernel_restarts: int = 0
-
-
-@dataclass
-class Usage:
-    prompt_tokens: int = 0  # every prompt token, cached ones included
-    completion_tokens: int = 0
-    cost_usd: float = 0.0  # litellm's price, with the provider's cache discounts
-    cached_tokens: int = 0  # prompt tokens read from the provider's prompt cache
-    cache_write_tokens: int = 0  # prompt tokens written to it (Anthropic bills them apart)
-
-    def add(self, other: Usage) -> None:
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.cached_tokens += other.cached_tokens
-        self.cache_write_tokens += other.cache_write_tokens
-        self.cost_usd = round(self.cost_usd + other.cost_usd, 6)
+    @property
+    def task(self) -> str: ...
 
 
 @dataclass
 class WorkflowState:
     run_id: str
     problem_title: str
-    fsm_state: str = "IDLE"
+    fsm_state: State = State.IDLE  # a string only in state.json
     seq: int = 0
     project_title: str = ""
     focus: str = ""
@@ -115,14 +59,15 @@ class WorkflowState:
     step_index: int = 0
     behavior_id: str = ""
     iteration: int = 0
-    behavior_xml: str = ""  # the current behavior payload, as validated
-    last_execution: list[dict[str, Any]] = field(default_factory=list)  # cells of last action
+    behavior_xml: str = ""  # the current behavior payload, as validated (state.json keeps it)
+    last_execution: list[CellFact] = field(default_factory=list)  # cells of last action
     last_checks: dict[str, Any] = field(default_factory=dict)
     #: variables in the kernel that only a failed or timed-out cell made (not in the notebook):
     #: name -> that cell, and how it failed (G1 counts them missing)
     made_by_failed_cells: dict[str, str] = field(default_factory=dict)
     #: one entry per behavior of the current step: behavior, iteration, task, cells, checks,
-    #: verdict and the behavior reflector's words (what the stage reflector and a retry see)
+    #: verdict and the behavior reflector's words (what the stage reflector and a retry see);
+    #: its "cells" are CellFacts
     step_log: list[dict[str, Any]] = field(default_factory=list)
     feedback: str = ""  # reflector's reasoning when a behavior is retried
     lessons: list[str] = field(default_factory=list)  # stage_experience of completed stages
@@ -144,12 +89,129 @@ class WorkflowState:
     #: behavior, task, score, verdict, kept, why it was dropped and its cells (summary.json
     #: ``alternatives``, report.html)
     forks: list[dict[str, Any]] = field(default_factory=list)
+    #: ``behavior_xml`` as read (not in state.json); None until read again after a load
+    behavior: Behavior | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.fsm_state = State(self.fsm_state)  # from state.json, or a name a caller gave
+
+    def resume_aborted(self) -> None:
+        """Go back to the state an ABORT interrupted (``bcc resume``), if it said which."""
+        if self.fsm_state == State.WORKFLOW_ABORTED and self.resume_from:
+            self.fsm_state, self.resume_from, self.error = State(self.resume_from), "", ""
+
+    # -- the current behavior ---------------------------------------------------------------
+    def forget_behavior(self) -> None:
+        """A new stage or step starts with no behavior, attempts, feedback or last cells."""
+        self.behavior_id, self.iteration, self.feedback = "", 0, ""
+        self.behavior_xml, self.behavior = "", None
+        self.step_log, self.last_execution, self.last_checks = [], [], {}
+
+    def next_behavior(self) -> None:
+        """One more behavior of the current step (a fork counts as one): no behavior is
+        current until :meth:`start_behavior`, and the last action's cells and checks go."""
+        assert self.step is not None
+        self.step.behaviors += 1
+        self.iteration = self.step.behaviors
+        self.behavior_id, self.behavior_xml, self.behavior = "", "", None
+        self.last_execution, self.last_checks = [], {}
+
+    def start_behavior(self, behavior: Behavior, xml: str) -> None:
+        """``behavior`` (validated as ``xml``) is current, with an entry in the step log."""
+        self.behavior_id, self.behavior_xml, self.behavior = behavior.id, xml, behavior
+        self.step_log.append(
+            {"behavior": behavior.id, "iteration": self.iteration, "task": behavior.task}
+        )
+
+    # -- the plan and the moves through it ---------------------------------------------------
+    def plan(self, stages: list[StageRecord], title: str, focus: str) -> None:
+        """The stage planner's plan (START_WORKFLOW); an empty ``title`` keeps the title."""
+        self.stages, self.focus = stages, focus
+        if title:
+            self.project_title = title
+
+    def plan_follow_up(self, stages: list[StageRecord], focus: str) -> FollowUp:
+        """The asked follow-up's stages go after the plan's; the position moves to the first,
+        with no behavior current. Returns the follow-up, now planned."""
+        asked = self.asked
+        assert asked is not None
+        asked.first_stage, asked.seq = len(self.stages), self.seq + 1
+        self.stages += stages
+        self.focus = focus
+        self.move_to(asked.first_stage)
+        self.forget_behavior()
+        return asked
+
+    def plan_steps(self, steps: list[StepRecord], focus: str) -> None:
+        """The step planner's steps of the current stage (START_STEP)."""
+        assert self.stage is not None
+        self.stage.steps, self.stage.focus = steps, focus
+
+    def move_to(self, stage_index: int, step_index: int = 0) -> None:
+        """Point at a stage and step (to enter it, or to skip it)."""
+        self.stage_index, self.step_index = stage_index, step_index
+
+    def enter_stage(self, index: int) -> StageRecord:
+        """Stage ``index`` runs from its first step, with no behavior current."""
+        self.move_to(index)
+        self.forget_behavior()
+        stage = self.stages[index]
+        stage.status = "running"
+        return stage
+
+    def enter_step(self, index: int) -> StepRecord:
+        """Step ``index`` of the current stage runs, with no behavior current."""
+        self.move_to(self.stage_index, index)
+        self.forget_behavior()
+        step = self.stages[self.stage_index].steps[index]
+        step.status = "running"
+        return step
+
+    def end_stage(self, status: str, experience: str = "") -> None:
+        """The current stage ends (complete, partial or skipped); its experience, if any,
+        becomes a lesson for the stages after it."""
+        assert self.stage is not None
+        self.stage.status = status
+        if experience:
+            self.stage.experience = experience
+            self.lessons.append(experience)
+
+    def review_behavior(self, **review: Any) -> None:
+        """The reflector's verdict and words on the step's last behavior, in the step log."""
+        if self.step_log:
+            self.step_log[-1].update(review)
+
+    def record_action(self, cells: list[CellFact], checks: dict[str, Any]) -> None:
+        """The last action's cells and checks, for its reflector and in the step log."""
+        self.last_execution, self.last_checks = cells, checks
+        self.review_behavior(cells=cells, checks=checks)
+
+    def count_forced(self) -> None:
+        """A guard forced this transition (G3 or a capped plan)."""
+        self.counters.forced_transitions += 1
+
+    def complete_step(self, comment: str) -> None:
+        """The behavior reflector completed the current step."""
+        assert self.step is not None
+        self.step.status, self.step.comment, self.feedback = "complete", comment, ""
+
+    def retry_step(self, feedback: str) -> None:
+        """The behavior did not complete the step: the next one is told why."""
+        self.counters.failed_behaviors += 1
+        self.feedback = feedback
+
+    def fail_step(self, reason: str) -> None:
+        """G3 ended the current step failed (a forced transition)."""
+        assert self.step is not None
+        self.count_forced()
+        self.step.status, self.step.note = "failed", reason
+        self.review_behavior(verdict="failed")
 
     @property
     def asked(self) -> FollowUp | None:
         """The first follow-up not planned yet, once the run has completed (``bcc ask``; a
         replay registers every recorded follow-up when it starts)."""
-        if self.fsm_state != "WORKFLOW_COMPLETED":
+        if self.fsm_state != State.WORKFLOW_COMPLETED:
             return None
         return next((f for f in self.follow_ups if not f.seq), None)
 
@@ -173,8 +235,10 @@ class WorkflowState:
     @property
     def path(self) -> str:
         parts = [
-            self.stage.id if self.stage and self.fsm_state != "IDLE" else "",
-            self.step.id if self.step and self.fsm_state not in ("IDLE", "STAGE_RUNNING") else "",
+            self.stage.id if self.stage and self.fsm_state != State.IDLE else "",
+            self.step.id
+            if self.step and self.fsm_state not in (State.IDLE, State.STAGE_RUNNING)
+            else "",
             self.behavior_id,
         ]
         return "/".join(p for p in parts if p)
@@ -255,7 +319,7 @@ class WorkflowState:
             "llm_calls": self.counters.llm_calls,
             "cost_usd": self.usage.cost_usd,
             "cells": self.counters.cells,
-            "last_cell": self.last_execution[-1]["status"] if self.last_execution else None,
+            "last_cell": self.last_execution[-1].status if self.last_execution else None,
             "elapsed_s": self.elapsed_s,
         }
 
@@ -282,7 +346,9 @@ class WorkflowState:
 
     # -- JSON -----------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        data = asdict(replace(self, ledger=VariableLedger()))  # asdict would copy it whole
+        data = asdict(replace(self, ledger=VariableLedger(), behavior=None))  # not copied whole
+        del data["behavior"]  # ``behavior_xml`` is its durable form
+        data["fsm_state"] = self.fsm_state.value
         data["ledger"] = self.ledger.to_json()
         return {"schema_version": SCHEMA_VERSION, "location": self.location(), **data}
 
@@ -310,4 +376,9 @@ class WorkflowState:
         }
         ledger = VariableLedger.from_json(data.pop("ledger", []))
         data["follow_ups"] = [FollowUp(**f) for f in data.pop("follow_ups", [])]
+        data["last_execution"] = [CellFact.from_json(c) for c in data.get("last_execution", [])]
+        data["step_log"] = [
+            {**e, "cells": [CellFact.from_json(c) for c in e["cells"]]} if "cells" in e else e
+            for e in data.get("step_log", [])
+        ]
         return cls(stages=stages, counters=counters, usage=usage, ledger=ledger, **data)

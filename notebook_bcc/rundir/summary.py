@@ -39,7 +39,7 @@ def build_summary(
         "run_id": state.run_id,
         "title": state.project_title or state.problem_title,
         "question": _asked(question),
-        "final_state": state.fsm_state,
+        "final_state": state.fsm_state.value,
         "outcome": _outcome(state, verification),
         "error": state.error or None,
         "counts": {
@@ -159,7 +159,7 @@ def _outcome(state: WorkflowState, verification: dict[str, Any]) -> str:
     """The final state in words a script and a reader cannot mistake for a clean success:
     a completed run says its failed steps, and first of all a notebook that does not re-run."""
     if state.fsm_state != "WORKFLOW_COMPLETED":
-        return state.fsm_state
+        return state.fsm_state.value
     shortfall = state.shortfall()
     done = f"completed with {shortfall}" if shortfall else "completed"
     failed = does_not_rerun(verification)

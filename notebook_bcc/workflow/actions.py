@@ -5,10 +5,8 @@ the G1 facts (declared artifacts present, acceptance criteria evaluated) for the
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
-from typing import Any
+from dataclasses import replace
 
-from notebook_bcc.contract.observation import CellFact
 from notebook_bcc.contract.payloads import ActionsPayload, BehaviorPayload
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import KernelError
@@ -16,6 +14,7 @@ from notebook_bcc.kernel.figures import Figure, figures_in
 from notebook_bcc.kernel.records import CellOutcome, CheckReport
 from notebook_bcc.rundir.notebook import CellTag, NotebookDocument
 from notebook_bcc.rundir.results import FINDINGS_NAMES, RESULT_NAMES
+from notebook_bcc.rundir.state import CellFact
 from notebook_bcc.workflow import guards
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.host import KernelHost
@@ -38,7 +37,7 @@ def perform(
     kernel = host.ensure()
     s, step, doc = ctx.state, ctx.state.step, ctx.doc
     texts: list[str] = []
-    facts: list[dict[str, Any]] = []
+    facts: list[CellFact] = []
     notes: list[str] = []
     figures: list[Figure] = []
     failed = False
@@ -55,7 +54,7 @@ def perform(
         if failed:
             why = "not run: an earlier cell of this action failed"
             log.add_cell(cell_id, "skipped", 0, why)
-            facts.append(asdict(CellFact("skipped", why, code=action.content)))  # a retry sees it
+            facts.append(CellFact("skipped", why, code=action.content))  # a retry sees it
             continue
         repeated = guards.repeated_code(action.content, step.failed_code)
         if repeated is not None:
@@ -63,7 +62,7 @@ def perform(
             log.add_guard(repeated.name, repeated.effect, repeated.reason)
             notes.append(f"G7: {repeated.reason}")
             fact = CellFact("skipped", repeated.reason, "RepeatedCode", repeated.reason)
-            facts.append(asdict(fact))
+            facts.append(fact)
             continue
         restarts = kernel.restarts
         builds_results = any(n in action.content for n in (*RESULT_NAMES, *FINDINGS_NAMES))
@@ -76,7 +75,7 @@ def perform(
         log.add_cell(cell_id, outcome.status, outcome.duration_ms, outcome.excerpt)
         shown = figures_in(outcome.outputs, first=len(figures) + 1)
         figures += shown
-        facts.append(asdict(fact_from(outcome, tuple(f.note for f in shown), action.content)))
+        facts.append(fact_from(outcome, tuple(f.note for f in shown), action.content))
         made.ran(cell_id, outcome.status, action.content)
         if outcome.status == "ok":
             _flush_texts(doc, texts, tag)
@@ -114,15 +113,13 @@ def perform(
         log.add_artifact(name, present)
     for expr, status, detail in report.criteria:
         log.add_criterion(expr, status, detail)
-    s.last_execution = facts
-    s.last_checks = {
+    checks = {
         "artifacts": [list(a) for a in report.artifacts],
         "criteria": [list(c) for c in report.criteria],
         "notes": notes,
         **({"unsaved": unsaved} if unsaved else {}),
     }
-    if s.step_log:
-        s.step_log[-1].update(cells=facts, checks=s.last_checks)
+    s.record_action(facts, checks)
     doc.save()
     return tuple(figures)
 

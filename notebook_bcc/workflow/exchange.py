@@ -19,7 +19,7 @@ from notebook_bcc.contract.payloads import ParsedPayload, parse_payload
 from notebook_bcc.contract.prompts import RenderedPrompt, with_repair
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import LLMError, PayloadError
-from notebook_bcc.fsm import Event
+from notebook_bcc.fsm import Event, State
 from notebook_bcc.rundir.store import RunStore
 
 __all__ = ["AgentExchange", "PENDING_REPLY"]
@@ -55,7 +55,7 @@ class AgentExchange:
         prompt: RenderedPrompt,
         obs: Observation,
         log: TransitionLog,
-        fsm_state: str,
+        fsm_state: State,
     ) -> ParsedPayload:
         seq = log.head.seq
         question = f"{event.value} {log.head.location} #{log.head.iteration}"
@@ -127,7 +127,7 @@ class AgentExchange:
         self.store.append_event({"type": "reply_reused", "seq": seq})
         return AgentReply(text=record["text"], model=record["model"])
 
-    def _write_partial_log(self, log: TransitionLog, event: Event, fsm_state: str) -> None:
+    def _write_partial_log(self, log: TransitionLog, event: Event, fsm_state: State) -> None:
         """Keep the attempts of a transition that never completed (logs/NNNN_EVENT.attempts.xml)."""
         name = f"logs/{log.head.seq:04d}_{event.value}.attempts.xml"
-        self.store.write(name, log.to_bytes(fsm_state, False, 0))
+        self.store.write(name, log.to_bytes(fsm_state.value, False, 0))

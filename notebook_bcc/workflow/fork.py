@@ -110,11 +110,8 @@ class Fork:
         for k, behavior in enumerate(behaviors):
             state = copy.deepcopy(base)
             state.seq = self.seq + 2 * k  # provisional; ``numbering`` gives the final seqs
-            state.fsm_state = State.BEHAVIOR_RUNNING.value
-            state.behavior_id, state.behavior_xml = behavior.id, xml[behavior.id]
-            state.step_log.append(
-                {"behavior": behavior.id, "iteration": state.iteration, "task": behavior.task}
-            )
+            state.fsm_state = State.BEHAVIOR_RUNNING
+            state.start_behavior(behavior, xml[behavior.id])
             doc = NotebookDocument(copy.deepcopy(ctx.doc.nb), _discard)
             branch_ctx = RunContext(ctx.config, ctx.store, doc, state, ctx.kernels)
             host = KernelHost(
@@ -125,7 +122,6 @@ class Fork:
                 gateway_role=f"fork-{k + 1}",
             )
             handlers = Handlers(branch_ctx, host)
-            handlers.behavior = behavior
             note = (
                 f"This behavior is branch {k + 1} of {len(behaviors)} of a fork: the "
                 "alternatives run at once, each in a kernel of its own that holds what the "
@@ -245,11 +241,7 @@ class Fork:
         branches = []
         for b in self.branches:
             cells = [
-                {
-                    "code": c.get("code", ""),
-                    "status": c.get("status", ""),
-                    "output": (c.get("excerpt") or "")[:RECORD_EXCERPT_CHARS],
-                }
+                {"code": c.code, "status": c.status, "output": c.excerpt[:RECORD_EXCERPT_CHARS]}
                 for c in b.ctx.state.last_execution
             ]
             branches.append(

@@ -1,14 +1,16 @@
 """One handler per agent event: what a validated payload does to the state, the notebook and
 the kernel, and where the machine goes next (docs/architecture.md, "One transition").
 
-Each handler returns the target state and whether the transition was forced by a guard. The
-guards themselves are pure functions in ``guards.py``; a handler applies their verdict and
+Each handler returns an :class:`Outcome`: the target state and whether a guard forced it; the
+runner alone commits it (``commit.py``). The state's changes are WorkflowState's own methods.
+The guards themselves are pure functions in ``guards.py``; a handler applies their verdict and
 writes it to the transition log.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from notebook_bcc.contract.payloads import (
@@ -35,9 +37,15 @@ from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.guards import Guard
 from notebook_bcc.workflow.host import KernelHost
 
-__all__ = ["Handlers"]
+__all__ = ["Handlers", "Outcome"]
 
-Outcome = tuple[State, bool]  # the target state, and whether a guard forced it
+
+@dataclass(frozen=True)
+class Outcome:
+    """Where a handled payload takes the machine, and whether a guard forced it there."""
+
+    target: State
+    forced: bool = False
 
 
 def _log_guard(log: TransitionLog, guard: Guard) -> None:
@@ -50,7 +58,6 @@ class Handlers:
     def __init__(self, ctx: RunContext, host: KernelHost) -> None:
         self.ctx = ctx
         self.host = host
-        self.behavior: BehaviorPayload | None = None  # parsed from state.behavior_xml, cached
         self.figures: tuple[Figure, ...] = ()  # the last action's figures, for its reflector
 
     def handle(self, event: Event, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
@@ -92,13 +99,12 @@ class Handlers:
     # -- position -------------------------------------------------------------------------
     def current_behavior(self) -> BehaviorPayload | None:
         s = self.ctx.state
-        if not s.behavior_xml:
-            return None
-        if self.behavior is None:
+        if s.behavior is None and s.behavior_xml:  # a state read from state.json
             value = parse_payload(s.behavior_xml, "behavior").value
             assert isinstance(value, BehaviorPayload)
-            self.behavior = value
-        return self.behavior
+            s.behavior = value
+        assert s.behavior is None or isinstance(s.behavior, BehaviorPayload)
+        return s.behavior
 
     def tag(self) -> CellTag:
         s = self.ctx.state
@@ -110,27 +116,16 @@ class Handlers:
             s.seq + 1,
         )
 
-    def forget_behavior(self) -> None:
-        """A new stage or step starts with no behavior, attempts, feedback or last cells."""
-        s = self.ctx.state
-        s.behavior_id, s.iteration, s.feedback, s.behavior_xml = "", 0, "", ""
-        s.step_log, s.last_execution, s.last_checks = [], [], {}
-        self.behavior = None
-
     def enter_stage(self, index: int) -> None:
-        s, doc = self.ctx.state, self.ctx.doc
-        s.stage_index, s.step_index = index, 0
-        self.forget_behavior()
-        s.stage.status = "running"
-        doc.add_stage_heading(s.stage.title, s.stage.goal, self.tag())
+        doc = self.ctx.doc
+        stage = self.ctx.state.enter_stage(index)
+        doc.add_stage_heading(stage.title, stage.goal, self.tag())
         doc.save()
 
     def enter_step(self, index: int) -> None:
-        s, doc = self.ctx.state, self.ctx.doc
-        s.step_index = index
-        self.forget_behavior()
-        s.step.status = "running"
-        doc.add_step_heading(s.step.title, self.tag(), s.step.goal)
+        doc = self.ctx.doc
+        step = self.ctx.state.enter_step(index)
+        doc.add_step_heading(step.title, self.tag(), step.goal)
         doc.save()
 
     def start_step(self, order: Sequence[int], log: TransitionLog) -> bool:
@@ -143,14 +138,14 @@ class Handlers:
             if guard is None:
                 self.enter_step(index)
                 return True
-            s.step_index = index
+            s.move_to(s.stage_index, index)
             self._skip(step, guard, log)
         self.ctx.doc.save()
         return False
 
     def _skip(self, record: StageRecord | StepRecord, guard: Guard, log: TransitionLog) -> None:
         """G8 at the current position: ``record`` is skipped, logged and noted in the notebook."""
-        record.status, record.blocked_by = "skipped", guard.reason
+        record.skip(guard.reason)
         _log_guard(log, guard)
         self.ctx.doc.add_skip_note(record.title, guard.reason, self.tag())
 
@@ -166,7 +161,7 @@ class Handlers:
             if guard is None:
                 self.enter_stage(index)
                 return State.STAGE_RUNNING
-            s.stage_index, s.step_index = index, 0
+            s.move_to(index)
             self.ctx.doc.add_stage_heading(stage.title, stage.goal, self.tag())
             self._skip(stage, guard, log)
             self.ctx.doc.save()
@@ -176,7 +171,7 @@ class Handlers:
         kept, guard = guards.cap_plan(items, cap, what)
         if guard is not None:
             _log_guard(log, guard)
-            self.ctx.state.counters.forced_transitions += 1
+            self.ctx.state.count_forced()
         return kept
 
     # -- planners -------------------------------------------------------------------------
@@ -185,13 +180,11 @@ class Handlers:
         assert isinstance(p, StagesPayload)
         s, doc = self.ctx.state, self.ctx.doc
         stages = self._capped(p.stages, self.ctx.config.max_stages, "stages", log)
-        s.stages = [_plan_record(StageRecord, st) for st in stages]
+        s.plan([_plan_record(StageRecord, st) for st in stages], p.title or "", p.focus or "")
         if p.title:
-            s.project_title = p.title
             doc.set_title(p.title)
-        s.focus = p.focus or ""
         self.enter_stage(0)
-        return State.STAGE_RUNNING, False
+        return Outcome(State.STAGE_RUNNING)
 
     def on_follow_up(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         """FOLLOW_UP: the follow-up's stages go after the plan's, under a ``## Follow-up``
@@ -199,44 +192,36 @@ class Handlers:
         p = parsed.value
         assert isinstance(p, StagesPayload)
         s, doc = self.ctx.state, self.ctx.doc
-        asked = s.asked
-        assert asked is not None
         stages = self._capped(p.stages, self.ctx.config.max_stages, "stages", log)
-        asked.first_stage, asked.seq = len(s.stages), s.seq + 1
-        s.stages += [_plan_record(StageRecord, st) for st in stages]
-        s.focus = (p.focus or "").strip()  # the planner's intent for the follow-up
-        s.stage_index, s.step_index = asked.first_stage, 0
-        self.forget_behavior()  # the heading is tagged with the follow-up's first stage
+        records = [_plan_record(StageRecord, st) for st in stages]
+        asked = s.plan_follow_up(records, (p.focus or "").strip())  # focus: the planner's intent
+        # the heading is tagged with the follow-up's first stage
         doc.add_markdown(f"## Follow-up: {asked.title}", self.tag(), role="follow_up")
         self.enter_stage(asked.first_stage)
-        return State.STAGE_RUNNING, False
+        return Outcome(State.STAGE_RUNNING)
 
     def on_steps(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
         assert isinstance(p, StepsPayload)
         s = self.ctx.state
         steps = self._capped(p.steps, self.ctx.config.max_steps_per_stage, "steps", log)
-        s.stage.steps = [_plan_record(StepRecord, t) for t in steps]
-        for record, spec in zip(s.stage.steps, steps, strict=True):
-            record.pcs = [[aspect, text] for aspect, text in spec.pcs if text]
-        s.stage.focus = (p.focus or "").strip()
-        if self.start_step(range(len(s.stage.steps)), log):
-            return State.STEP_RUNNING, False
-        s.stage.status = "skipped" if s.stage.steps else "complete"
-        return State.STAGE_COMPLETED, True
+        records = [
+            _plan_record(StepRecord, t, pcs=[[aspect, text] for aspect, text in t.pcs if text])
+            for t in steps
+        ]
+        s.plan_steps(records, (p.focus or "").strip())
+        if self.start_step(range(len(records)), log):
+            return Outcome(State.STEP_RUNNING)
+        s.end_stage("skipped" if records else "complete")
+        return Outcome(State.STAGE_COMPLETED, forced=True)
 
     def on_behavior(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
         assert isinstance(p, BehaviorPayload)
         s = self.ctx.state
-        s.step.behaviors += 1
-        s.iteration = s.step.behaviors
-        s.behavior_id = p.id
-        s.behavior_xml = parsed.xml
-        self.behavior = p
-        s.last_execution, s.last_checks = [], {}
-        s.step_log.append({"behavior": p.id, "iteration": s.iteration, "task": p.task})
-        return State.BEHAVIOR_RUNNING, False
+        s.next_behavior()
+        s.start_behavior(p, parsed.xml)
+        return Outcome(State.BEHAVIOR_RUNNING)
 
     def on_fork(self, parsed: ParsedPayload, log: TransitionLog) -> list[BehaviorPayload]:
         """FORK: the step's behavior count goes up by one for the whole fork and no behavior
@@ -245,10 +230,7 @@ class Handlers:
         assert isinstance(p, AlternativesPayload)
         s = self.ctx.state
         kept = self._capped(p.behaviors, self.ctx.config.max_alternatives, "alternatives", log)
-        s.step.behaviors += 1
-        s.iteration, s.behavior_id, s.behavior_xml = s.step.behaviors, "", ""
-        s.last_execution, s.last_checks = [], {}
-        self.behavior = None
+        s.next_behavior()
         log.relocate(s.path, s.iteration)
         return kept
 
@@ -257,7 +239,7 @@ class Handlers:
         p = parsed.value
         assert isinstance(p, ActionsPayload)
         self.figures = perform(p, self.ctx, self.host, self.tag(), self.current_behavior(), log)
-        return State.BEHAVIOR_COMPLETED, False
+        return Outcome(State.BEHAVIOR_COMPLETED)
 
     def on_reflection(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
@@ -274,21 +256,18 @@ class Handlers:
             s.counters.guard_overrides += 1
             complete, feedback = False, f"{overridden.reason}. {feedback}"
         self.figures = ()
-        if s.step_log:
-            s.step_log[-1].update(
-                verdict="complete" if complete else "retry",
-                reasoning=" ".join(dict.fromkeys(x for x in (p.goal_reasoning, feedback) if x)),
-                produced=[[v.name, v.description] for v in p.variables_produced],
-                recommendations=(p.recommendations or "").strip(),
-            )
+        s.review_behavior(
+            verdict="complete" if complete else "retry",
+            reasoning=" ".join(dict.fromkeys(x for x in (p.goal_reasoning, feedback) if x)),
+            produced=[[v.name, v.description] for v in p.variables_produced],
+            recommendations=(p.recommendations or "").strip(),
+        )
         if complete:
-            step.status = "complete"
-            step.comment = (p.comment or "").strip()
+            s.complete_step((p.comment or "").strip())
             if step.comment:
                 doc.add_markdown(step.comment, self.tag(), role="comment")
                 doc.save()
-            s.feedback = ""
-            return State.STEP_COMPLETED, False
+            return Outcome(State.STEP_COMPLETED)
         return self._retry(feedback, log)
 
     def no_branch_kept(self, feedback: str, log: TransitionLog) -> Outcome:
@@ -299,19 +278,15 @@ class Handlers:
         """The behavior did not complete the step: another one, or (G3) the step failed."""
         ctx = self.ctx
         s, step, doc = ctx.state, ctx.state.step, ctx.doc
-        s.counters.failed_behaviors += 1
-        s.feedback = feedback
+        s.retry_step(feedback)
         capped = guards.step_cap(step.behaviors, ctx.config.max_behaviors_per_step)
         if capped is None:
-            return State.STEP_RUNNING, False
+            return Outcome(State.STEP_RUNNING)
         _log_guard(log, capped)
-        s.counters.forced_transitions += 1
-        step.status, step.note = "failed", capped.reason
-        if s.step_log:
-            s.step_log[-1]["verdict"] = "failed"
+        s.fail_step(capped.reason)
         doc.add_failure_note(step.title, capped.reason, feedback, self.tag())
         doc.save()
-        return State.STEP_COMPLETED, True
+        return Outcome(State.STEP_COMPLETED, forced=True)
 
     def on_stage_reflection(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
@@ -330,18 +305,15 @@ class Handlers:
             _log_guard(log, moved)
             if moved.effect == "steps_skipped":
                 for i in pending:
-                    stage.steps[i].status = "skipped"
+                    stage.steps[i].skip()
         if wants_next:
             ids = {stage.steps[i].id: i for i in pending}
             first = ids.get(p.next_focus or "", pending[0])
             if self.start_step([first, *(i for i in pending if i != first)], log):
-                return State.STEP_RUNNING, False
+                return Outcome(State.STEP_RUNNING)
         done = all(t.status == "complete" for t in stage.steps)
-        stage.status = "complete" if done else "partial"
-        if p.stage_experience and p.stage_experience.strip():
-            stage.experience = p.stage_experience.strip()
-            s.lessons.append(stage.experience)
-        return State.STAGE_COMPLETED, False
+        s.end_stage("complete" if done else "partial", (p.stage_experience or "").strip())
+        return Outcome(State.STAGE_COMPLETED)
 
     def _revise(self, revision: PlanRevision | None, log: TransitionLog) -> None:
         """Apply a checked plan revision: the state, the log, and one line in the notebook."""
@@ -380,7 +352,7 @@ class Handlers:
         ctx.doc.save()
 
 
-def _plan_record(cls: type[Any], spec: Any) -> Any:
+def _plan_record(cls: type[Any], spec: Any, **more: Any) -> Any:
     """A StageRecord or StepRecord from a planned StageSpec or StepSpec."""
     return cls(
         spec.id,
@@ -388,4 +360,5 @@ def _plan_record(cls: type[Any], spec: Any) -> Any:
         spec.goal,
         [v.name for v in spec.verified_artifacts],
         [v.name for v in spec.required_variables],
+        **more,
     )

@@ -254,7 +254,7 @@ def _check_askable(run_dir: Path, state: WorkflowState) -> None:
     why = {
         "WORKFLOW_ABORTED": "was interrupted",
         "WORKFLOW_FAILED": "failed",
-    }.get(state.fsm_state, f"stopped mid-way ({state.fsm_state})")
+    }.get(state.fsm_state, f"stopped mid-way ({state.fsm_state.value})")
     remedy = (
         "start a new `bcc run`: a failed run takes no follow-up"
         if state.fsm_state == "WORKFLOW_FAILED"
