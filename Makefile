@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test lint install venv bytecode clean
+.PHONY: demo test check lint install venv bytecode clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check notebook_bcc tests benchmarks examples
 	$(BIN)/ruff format --check notebook_bcc tests benchmarks examples
 
+# everything: lint, unit, workflow logic on scripted kernels, real kernels, CLI, faults, browser
 test: lint bytecode
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --durations=15
+
+# while developing (a few minutes): lint, the unit tests and the workflow's logic on scripted
+# kernels (tests marked `check`)
+check: lint bytecode
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 -m check --durations=10
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -100,3 +100,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("wall time from fault to exit or recovery")
         for test, value in sorted(rows):
             terminalreporter.write_line(f"{test}: {value}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The unit tests are all part of ``make check`` (marked ``check``)."""
+    unit = ROOT / "tests" / "unit"
+    for item in items:
+        if unit in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.check)

@@ -30,11 +30,14 @@ import sys
 import threading
 import traceback
 import types
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from time import monotonic
 from typing import Any
+
+import matplotlib
+from IPython.core.formatters import DisplayFormatter
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from notebook_bcc.kernel.helper_source import SOURCE
 from notebook_bcc.kernel.inspection import FETCH_CHARS, _check_report, _namespace
@@ -43,7 +46,7 @@ from notebook_bcc.kernel.records import CellOutcome, CheckReport, KernelEnvironm
 from notebook_bcc.kernel.session import ANALYSIS_PACKAGES
 from notebook_bcc.workflow.kernels import KernelRequest
 
-__all__ = ["ScriptedKernel", "ScriptedKernels"]
+__all__ = ["FigureCanvas", "ScriptedKernel", "ScriptedKernels", "show"]
 
 #: one cell or helper call at a time in this process: each works in its kernel's directory
 #: (``os.chdir``) and captures ``sys.stdout``, which are the process's, not a thread's
@@ -69,6 +72,7 @@ class ScriptedKernel:
         self.started = self.closed = False
         self._count = 0
         self._reset()
+        matplotlib.use("module://tests.scripted_kernel")  # figures shown as a kernel shows them
 
     # -- the process it does not have ----------------------------------------------------
     @property
@@ -147,11 +151,8 @@ class ScriptedKernel:
             _working_in(self.cwd),
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(err),
-            warnings.catch_warnings(),
+            _displays_captured(),
         ):
-            # a headless process draws with Agg, which says so at plt.show(); a kernel's
-            # inline backend shows the figure instead (``_figures_shown``)
-            warnings.filterwarnings("ignore", message=".*non-interactive.*cannot be shown")
             try:
                 value = self._exec_in_namespace(source)
             except Exception as exc:  # noqa: BLE001 - the cell's error is its outcome
@@ -160,13 +161,15 @@ class ScriptedKernel:
         for name, stream in (("stdout", out), ("stderr", err)):
             if stream.getvalue():
                 outputs.append({"output_type": "stream", "name": name, "text": stream.getvalue()})
+        outputs += figures  # what it displayed and showed, in order
         if value is not None:
+            data, metadata = _FORMATTER.format(value)
             outputs.append(
                 {
                     "output_type": "execute_result",
                     "execution_count": self._count,
-                    "data": {"text/plain": repr(value)},
-                    "metadata": {},
+                    "data": data,
+                    "metadata": metadata,
                 }
             )
         if error is not None:
@@ -178,17 +181,28 @@ class ScriptedKernel:
                     "traceback": traceback.format_exception(error),
                 }
             )
-        return outputs + figures, error
+        return outputs, error
 
     def _exec_in_namespace(self, source: str) -> Any:
-        """Run the cell; the value of its last line when that is an expression (as IPython)."""
-        tree = ast.parse(source, filename=f"<cell {self._count}>")
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        exec(compile(tree, f"<cell {self._count}>", "exec"), self.namespace)
-        if last is None:
-            return None
-        expression = ast.Expression(last.value)
-        return eval(compile(expression, f"<cell {self._count}>", "eval"), self.namespace)
+        """Run the cell; the value of its last line when that is an expression (as IPython).
+
+        The source is split as text and each part compiled from text: compiling an AST object
+        on a thread other than the main one fails now and then on CPython 3.11 ("AST
+        constructor recursion depth mismatch")."""
+        name = f"<cell {self._count}>"
+        body = ast.parse(source, filename=name).body
+        head, last = source, None
+        if body and isinstance(body[-1], ast.Expr):
+            lines = source.splitlines(keepends=True)
+            start = body[-1].lineno - 1
+            line = lines[start].encode()
+            before = "".join(lines[:start]) + line[: body[-1].col_offset].decode()
+            text = ast.get_source_segment(source, body[-1])
+            with contextlib.suppress(SyntaxError):  # a parenthesised last line: run it whole
+                compile(before, name, "exec")
+                head, last = before, compile(text or "None", name, "eval")
+        exec(compile(head, name, "exec"), self.namespace)
+        return None if last is None else eval(last, self.namespace)
 
     # -- looking in: bcc's own in-kernel helper over this namespace ----------------------
     def inspect(self, timeout: float = 30) -> tuple[Any, ...]:
@@ -232,7 +246,11 @@ class ScriptedKernel:
 
     def _reset(self) -> None:
         """An empty namespace, and the helper looking into it (as IPython's shell)."""
-        self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+        self.namespace: dict[str, Any] = {
+            "__name__": "__main__",
+            "__builtins__": builtins,
+            "display": _display,  # a kernel's builtin
+        }
         shell = types.SimpleNamespace(
             user_ns=self.namespace,
             user_ns_hidden={},
@@ -264,13 +282,16 @@ class ScriptedKernels:
         return [k for k in self.made if k.request.role == role]
 
 
-def _figures_shown() -> list[dict[str, Any]]:
-    """What matplotlib's inline backend does at the end of a cell: each open figure shown as
-    a PNG, then closed."""
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None or not plt.get_fignums():
-        return []
-    shown = []
+# -- a matplotlib backend (``module://tests.scripted_kernel``), as the inline one behaves -------
+
+FigureCanvas = FigureCanvasAgg  # draws as Agg does
+_shown: list[dict[str, Any]] = []  # the figures the current cell showed, as display_data
+
+
+def show(*args: Any, **kwargs: Any) -> None:
+    """``plt.show()``: each open figure shown as a PNG, then closed (as in a kernel)."""
+    from matplotlib import pyplot as plt
+
     for number in plt.get_fignums():
         figure = plt.figure(number)
         png = io.BytesIO()
@@ -278,8 +299,42 @@ def _figures_shown() -> list[dict[str, Any]]:
         text = f"<Figure size {figure.bbox.width:g}x{figure.bbox.height:g} with "
         text += f"{len(figure.axes)} Axes>"
         data = {"image/png": base64.b64encode(png.getvalue()).decode(), "text/plain": text}
-        shown.append({"output_type": "display_data", "data": data, "metadata": {}})
+        _shown.append({"output_type": "display_data", "data": data, "metadata": {}})
     plt.close("all")
+
+
+_FORMATTER = DisplayFormatter()  # IPython's: each object's mimetypes, as a kernel sends them
+
+
+def _display(*objs: Any, **kwargs: Any) -> None:
+    """``display(obj)`` in a kernel: a display_data output of each object."""
+    for obj in objs:
+        data, metadata = _FORMATTER.format(obj)
+        _shown.append({"output_type": "display_data", "data": data, "metadata": metadata})
+
+
+@contextlib.contextmanager
+def _displays_captured() -> Iterator[None]:
+    """``from IPython.display import display`` gives ``_display`` too (IPython's own prints
+    when no shell runs)."""
+    import IPython.core.display_functions as functions
+    import IPython.display as public
+
+    before = public.display, functions.display
+    public.display = functions.display = _display
+    try:
+        yield
+    finally:
+        public.display, functions.display = before
+
+
+def _figures_shown() -> list[dict[str, Any]]:
+    """What the cell showed, and the figures it left open (the inline backend shows them at
+    the end of a cell)."""
+    if "matplotlib.pyplot" in sys.modules:
+        show()
+    shown = list(_shown)
+    _shown.clear()
     return shown
 
 

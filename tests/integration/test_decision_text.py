@@ -14,10 +14,11 @@ from lxml import etree
 
 from notebook_bcc.contract.prompts import PROMPT_BUDGET_CHARS
 from tests.fakellm import FakeLLM, Request
-from tests.integration.test_llm import MODEL, bcc
+from tests.integration.test_llm import MODEL
+from tests.integration.test_llm import bcc_scripted as bcc
 from tests.scripted import one_stage
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.check, pytest.mark.timeout(240)]
 
 TASK = (
     "Build the wide table. "

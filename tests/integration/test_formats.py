@@ -20,7 +20,8 @@ import pytest
 from nbclient import NotebookClient
 
 from notebook_bcc.agents.offline.recipes import RECIPES, RecipeContext
-from tests.conftest import output_text, run_bcc
+from tests.conftest import output_text
+from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -81,7 +82,9 @@ def run(folder: Path, name: str, extra: str = "") -> dict:
     problem = folder / "problem.md"
     problem.write_text(PROBLEM.format(extra=extra))
     out = folder / "run"
-    proc = run_bcc("run", str(problem), str(data), "--out", str(out), "--no-verify", "--quiet")
+    proc = bcc_in_process(
+        "run", str(problem), str(data), "--out", str(out), "--no-verify", "--quiet"
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads((out / "summary.json").read_text())
 
@@ -127,7 +130,7 @@ def test_a_sheet_the_workbook_lacks_exits_3_naming_its_sheets(tmp_path: Path) ->
     _excel(wine_table(), data, pd.DataFrame())
     problem = tmp_path / "problem.md"
     problem.write_text(PROBLEM.format(extra="sheet: wines\n"))
-    proc = run_bcc("run", str(problem), str(data), "--out", str(tmp_path / "run"))
+    proc = bcc_in_process("run", str(problem), str(data), "--out", str(tmp_path / "run"))
     assert proc.returncode == 3
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, proc.stderr

@@ -25,6 +25,7 @@ from notebook_bcc.contract.payloads import MAX_REPLY_CHARS, parse_payload
 from notebook_bcc.errors import PayloadError
 from tests.conftest import BCC, ROOT
 from tests.fakellm import FakeLLM, Reply, Request, scripted_reply
+from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -74,6 +75,16 @@ def bcc(
     proc = subprocess.run(
         [*BCC, *args], capture_output=True, text=True, timeout=timeout, env=_env(key), cwd=ROOT
     )
+    return proc, t0, time.monotonic() - t0
+
+
+def bcc_scripted(
+    *args: str, key: str = "sk-test", timeout: float = 150
+) -> tuple[subprocess.CompletedProcess, float, float]:
+    """``bcc`` as ``bcc`` above, but in this process with scripted kernels
+    (``tests/inprocess.py``): for tests of the workflow's logic through the model's path."""
+    t0 = time.monotonic()
+    proc = bcc_in_process(*args, environ=_env(key))
     return proc, t0, time.monotonic() - t0
 
 

@@ -22,9 +22,9 @@ from scipy import stats
 
 from notebook_bcc.contract.run_block import ANCHOR_WORDS
 from tests.fakellm import FakeLLM, Request
-from tests.integration.test_llm import bcc
+from tests.integration.test_llm import bcc_scripted as bcc
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.check, pytest.mark.timeout(240)]
 
 ITEMS = (
     "Calculate the mean and standard deviation of the income column.\n"

@@ -1,8 +1,9 @@
 """The offline analyst never states a wrong answer (issue 23): a group resolves to the column
 the whole phrase names, never to an ID column; two readings that answer differently are not
 answered, both stated; "what determines y" is answered from the model's permutation
-importance; a problem whose backticks name a file, not a column, fits no model. Real kernels,
-the real CLI; every expected value is computed here with pandas."""
+importance; a problem whose backticks name a file, not a column, fits no model. The CLI in
+process, its kernels scripted (tests/inprocess.py); every expected value is computed here with
+pandas."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import run_bcc
+from tests.inprocess import bcc_in_process
 from tests.integration.test_several_files import orders_and_customers
 
 pytestmark = pytest.mark.timeout(300)
@@ -23,7 +24,9 @@ pytestmark = pytest.mark.timeout(300)
 def offline(tmp: Path, problem: str, *data: Path) -> dict:
     (tmp / "problem.md").write_text(problem)
     run = tmp / "run"
-    proc = run_bcc("run", str(tmp / "problem.md"), *map(str, data), "--out", str(run), "--quiet")
+    proc = bcc_in_process(
+        "run", str(tmp / "problem.md"), *map(str, data), "--out", str(run), "--quiet"
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads((run / "summary.json").read_text())
 

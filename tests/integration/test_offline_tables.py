@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import run_bcc
+from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -19,7 +19,7 @@ def _run(tmp: Path, text: str, lines: list[str]) -> dict:
     data.write_text("\n".join(lines) + "\n")
     problem = tmp / "problem.md"
     problem.write_text(text)
-    proc = run_bcc("run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet")
+    proc = bcc_in_process("run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet")
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads((tmp / "run" / "summary.json").read_text())["artifacts"]
 

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 import pytest
 
 from tests.fakellm import FakeLLM, Request
-from tests.integration.test_llm import bcc
+from tests.integration.test_llm import bcc_scripted as bcc
 from tests.scripted import one_stage
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.check, pytest.mark.timeout(180)]
 
 
 def never_complete(req: Request) -> str:

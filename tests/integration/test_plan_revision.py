@@ -16,9 +16,9 @@ import pytest
 from lxml import etree
 
 from tests.fakellm import FakeLLM, Request
-from tests.integration.test_llm import bcc
+from tests.integration.test_llm import bcc_scripted as bcc
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.check, pytest.mark.timeout(240)]
 
 MODEL = "openai/fake-model"
 REVISED = "REVISED-GOAL-42: count the rows with pandas; statsmodels is not needed."

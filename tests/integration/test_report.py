@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.browser import Chromium, chromium_path
-from tests.conftest import ROOT, run_bcc
+from tests.conftest import ROOT
 from tests.fakellm import FakeLLM
+from tests.inprocess import bcc_in_process
 from tests.integration.test_llm import llm_run
 
 REQUIRED = os.environ.get("BCC_REQUIRE_BROWSER") == "1"  # .ci/run installs chromium
@@ -52,7 +53,7 @@ def check_in_browser(run: Path, shot: Path) -> None:
 def test_an_offline_run_reports_itself(tmp_path: Path) -> None:
     example = ROOT / "examples" / "penguins"
     run = tmp_path / "run"
-    proc = run_bcc("run", str(example / "problem.md"), str(example / "penguins.csv"),
+    proc = bcc_in_process("run", str(example / "problem.md"), str(example / "penguins.csv"),
                    "--out", str(run), "--no-verify")  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().endswith(f"(report: {run}/report.html)")
@@ -70,7 +71,7 @@ def test_bcc_report_redraws_it(tmp_path: Path) -> None:
     with FakeLLM() as fake:
         done = llm_run(fake, tmp_path)
     (done.run / "report.html").unlink()
-    proc = run_bcc("report", str(done.run))
+    proc = bcc_in_process("report", str(done.run))
     assert proc.returncode == 0 and proc.stdout.strip() == str(done.run / "report.html")
     assert '<details id="t-0001">' in (done.run / "report.html").read_text()
 

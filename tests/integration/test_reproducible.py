@@ -11,14 +11,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import ROOT, run_bcc
+from tests.conftest import ROOT
+from tests.inprocess import bcc_in_process
 
 
 @pytest.fixture(scope="module")
 def penguins_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     example = ROOT / "examples" / "penguins"
     out = tmp_path_factory.mktemp("repro") / "run"
-    proc = run_bcc(
+    proc = bcc_in_process(
         "run",
         str(example / "problem.md"),
         str(example / "penguins.csv"),

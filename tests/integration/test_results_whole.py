@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import FakeLLM
-from tests.integration.test_llm import MODEL, bcc
+from tests.integration.test_llm import MODEL
+from tests.integration.test_llm import bcc_scripted as bcc
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.check, pytest.mark.timeout(240)]
 
 PROBLEM = (
     "# Seven answers\n\n"

@@ -1,6 +1,6 @@
 """Several data files: each is read and described, shared columns are checked as join keys, a
 lookup is joined (the matched rows are counted) and the answer comes from the joined table; an
-unrelated file is left aside, and the notebook says why. Real kernels, the real CLI."""
+unrelated file is left aside, and the notebook says why. The real CLI in process, its kernels scripted (tests/inprocess.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import output_text, run_bcc
+from tests.conftest import output_text
+from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -57,7 +58,7 @@ def test_the_lookup_is_joined_and_the_answer_comes_from_the_joined_table(
     orders, customers, joined = orders_and_customers(tmp_path)
     (tmp_path / "problem.md").write_text(problem)
     run = tmp_path / "run"
-    proc = run_bcc(
+    proc = bcc_in_process(
         "run", str(tmp_path / "problem.md"), str(customers), str(orders), "--out", str(run),
         "--quiet",
     )  # fmt: skip
@@ -80,7 +81,7 @@ def test_an_unrelated_file_is_left_aside_and_the_notebook_says_why(tmp_path: Pat
     pd.DataFrame({"day": range(30), "temp": np.linspace(5, 20, 30)}).to_csv(weather, index=False)
     (tmp_path / "problem.md").write_text("# Orders\n\nDescribe the order amounts.\n")
     run = tmp_path / "run"
-    proc = run_bcc(
+    proc = bcc_in_process(
         "run", str(tmp_path / "problem.md"), str(orders), str(weather), "--out", str(run),
         "--quiet", "--no-verify",
     )  # fmt: skip

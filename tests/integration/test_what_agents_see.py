@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakellm import FakeLLM, Request
-from tests.integration.test_llm import bcc
+from tests.integration.test_llm import bcc_scripted as bcc
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.check, pytest.mark.timeout(240)]
 
 MODEL = "openai/gpt-4o"
 QUESTIONS = ("How many widgets are there?", "What is the largest width?")
