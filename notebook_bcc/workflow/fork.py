@@ -144,9 +144,9 @@ class Fork:
         """Start each branch's kernel (replaying the notebook), do ``work`` in it, score it;
         all branches at once on threads, or one after another. A branch's exception is kept
         in ``branch.error`` for the runner to judge."""
+        for branch in self.branches:
+            branch.host.launch()  # every kernel boots while the first replays
         if not at_once:
-            for branch in self.branches:
-                branch.host.launch()  # every kernel boots while the first replays
             for branch in self.branches:
                 self._guarded(branch, work)
             return
