@@ -8,12 +8,14 @@ namespace, the history and the execution count are left untouched. Where the ker
 its backend's concern (``backend.py``): a local process (``local.py``), the same in a
 bubblewrap sandbox (``sandboxed.py``) or a kernel on a gateway (``remote.py``).
 
-Threads: one thread launches, starts and drives a session (its kernel manager and zmq
-sockets are made on that thread's event loop); ``launch`` and ``start`` are not called from
-two threads. It passes to another thread only once the first is done with it: a fork's
-branch launches, starts and drives its kernel on its own thread (``workflow/fork.py``), and
-after that thread has ended the main thread carries on with the kernel it keeps and shuts
-the others down.
+Threads: a session is used by one thread at a time, never by two at once. ``launch`` may
+come from another thread than the one that then starts and drives it (it only spawns the
+process; the client's sockets are made by ``start``), and a session may pass to another
+thread once the first is done with it. A fork (``workflow/fork.py``) does both: the main
+thread launches each branch's kernel, the branch's thread starts and drives it, and after
+that thread has ended the main thread carries on with the kernel it keeps and shuts the
+others down. Spawn from a thread that outlives the kernel: bubblewrap's
+``--die-with-parent`` kills a sandboxed kernel when the thread that spawned it ends.
 """
 
 from __future__ import annotations
