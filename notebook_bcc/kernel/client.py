@@ -6,9 +6,10 @@ of its outputs, then cancels its IOPub poll. On a client starved of CPU (one loa
 wait ran out with the end of a progress bar still queued, and a cancel can drop the message
 just read. So the poll here is shielded from nbclient's cancel and ``execute`` reads on after
 the reply up to the kernel's ``idle`` status for the request (ipykernel publishes it after
-the reply, so after a real reply everything the cell printed has been sent): while messages
-are queued for this client or keep arriving (each within ``LATE_OUTPUT_GAP_S``), at most
-``LATE_DRAIN_CAP_S`` in all. Then the poll is stopped, so it never reads the next request's
+the reply, so it is coming unless the kernel died), however long the client takes to get to
+them: while the kernel lives, at most ``LATE_DRAIN_CAP_S``. (Reading on only while messages
+kept coming, each within 15 s, still lost the end under a busy loop: the reply can overtake
+outputs the kernel's IOPub thread has yet to send.) Then the poll is stopped, so it never reads the next request's
 messages. That nothing is dropped before it reaches this client is ``stream.py``'s part (the
 kernel's IOPub queue) and ``ready.py``'s (this client's).
 """
@@ -21,7 +22,6 @@ from time import monotonic
 from typing import Any
 
 import nbformat
-import zmq
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionComplete, DeadKernelError
 from nbclient.util import ensure_async
@@ -30,18 +30,19 @@ from notebook_bcc.kernel.loop import run_sync
 from notebook_bcc.kernel.outputs import StreamSink
 
 __all__ = [
+    "ALIVE_CHECK_S",
     "IOPUB_DRAIN_S",
     "LATE_DRAIN_CAP_S",
-    "LATE_OUTPUT_GAP_S",
     "StreamingClient",
     "new_client",
 ]
 
 #: Seconds nbclient itself waits for a cell's outputs after its reply (its default).
 IOPUB_DRAIN_S = 4
-#: Then outputs are read on while they keep coming, each within this many seconds ...
-LATE_OUTPUT_GAP_S = 15.0
-#: ... and at most this long in all (a thread of the cell may print forever).
+#: Then, after a real reply, outputs are read up to the idle, the kernel checked alive this
+#: often ...
+ALIVE_CHECK_S = 1.0
+#: ... and at most this long in all (a kernel that never sends it).
 LATE_DRAIN_CAP_S = 120.0
 
 
@@ -59,7 +60,6 @@ class StreamingClient(NotebookClient):
     idle_seen: bool = False
     #: the last cell's execute_reply (nbclient's synthetic one, without a header, on a timeout)
     last_reply: dict[str, Any] | None = None
-    _read = 0  # IOPub messages the poll read so far: whether it still makes progress
 
     def execute(self, cell: Any, sink: StreamSink) -> bool:
         """Run ``cell`` (the notebook's only one) with ``sink`` taking its stream text; read
@@ -78,12 +78,12 @@ class StreamingClient(NotebookClient):
             # dead kernel) the poll just stops
             real = "header" in (self.last_reply or {})
             with contextlib.suppress(Exception):  # the loop may be gone with a dead kernel
-                self.finish_outputs(LATE_OUTPUT_GAP_S if real else 0)
+                self.finish_outputs(until_idle=real)
             self.sink = None
             sink.finish(cell.get("outputs", []))
 
     async def _async_poll_output_msg(self, parent_msg_id: str, cell: Any, cell_index: int) -> None:
-        self.idle_seen, self._read = False, 0
+        self.idle_seen = False
         self.poll = asyncio.ensure_future(self._poll_outputs(parent_msg_id, cell, cell_index))
         # nbclient waits for this at most iopub_timeout after the reply, then cancels it; a
         # cancel could drop a message just read, so the poll itself runs on, shielded
@@ -93,7 +93,6 @@ class StreamingClient(NotebookClient):
         assert self.kc is not None
         while True:
             msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=None))
-            self._read += 1
             if msg["parent_header"].get("msg_id") != parent_msg_id:
                 continue
             try:
@@ -102,39 +101,35 @@ class StreamingClient(NotebookClient):
                 self.idle_seen = True
                 return
 
-    def finish_outputs(self, quiet_s: float, cap_s: float = LATE_DRAIN_CAP_S) -> bool:
-        """After ``execute_cell``: with ``quiet_s`` > 0, let the cell's output poll read on up
-        to the kernel's idle while messages are queued or keep coming (each within
-        ``quiet_s``, ``cap_s`` in all); then stop it. True when idle was reached."""
-        return bool(run_sync(self._finish_outputs)(quiet_s, cap_s))
+    def finish_outputs(self, until_idle: bool, cap_s: float = LATE_DRAIN_CAP_S) -> bool:
+        """After ``execute_cell``: with ``until_idle``, let the cell's output poll read on up
+        to the kernel's idle for the request (while the kernel lives, ``cap_s`` at most); then
+        stop it. True when idle was reached."""
+        return bool(run_sync(self._finish_outputs)(until_idle, cap_s))
 
-    async def _finish_outputs(self, quiet_s: float, cap_s: float) -> bool:
+    async def _finish_outputs(self, until_idle: bool, cap_s: float) -> bool:
         poll, self.poll = self.poll, None
         if poll is None or poll.done():
             return self.idle_seen
         deadline = monotonic() + cap_s
-        while quiet_s > 0 and (left := deadline - monotonic()) > 0:
-            read = self._read
-            done, _ = await asyncio.wait({poll}, timeout=min(quiet_s, left))
+        while until_idle and (left := deadline - monotonic()) > 0:
+            done, _ = await asyncio.wait({poll}, timeout=min(ALIVE_CHECK_S, left))
             if done:
                 return self.idle_seen
-            if self._read == read and not self._queued():  # nothing came, nothing waits
+            if not await self._kernel_alive():  # its idle is not coming
                 break
         poll.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await poll
         return False
 
-    def _queued(self) -> bool:
-        """Whether IOPub messages wait to be read (a zmq socket's, or a gateway's queue)."""
-        channel = getattr(self.kc, "iopub_channel", None)
-        socket = getattr(channel, "socket", None)
-        if isinstance(socket, zmq.Socket):
-            with contextlib.suppress(zmq.ZMQError):
-                return bool(socket.get(zmq.EVENTS) & zmq.POLLIN)
+    async def _kernel_alive(self) -> bool:
+        if self.km is None:
+            return True
+        try:
+            return bool(await ensure_async(self.km.is_alive()))
+        except Exception:  # noqa: BLE001 - a manager that cannot tell: the kernel is gone
             return False
-        empty = getattr(channel, "empty", None)
-        return callable(empty) and not empty()
 
     def on_cell_executed_hook(self, cell: Any, cell_index: int, execute_reply: Any) -> None:
         self.last_reply = execute_reply

@@ -1,10 +1,11 @@
-"""The late-output drain (``kernel/client.py``) against a scripted IOPub channel: messages
-still queued for the client are read up to the cell's idle, however long the client takes to
-get to them; a channel with nothing queued and nothing coming is given up on."""
+"""The late-output drain (``kernel/client.py``) against a scripted IOPub channel: a cell's
+outputs are read up to its idle, however long the client takes to get to them; without an
+idle, reading stops at the deadline, or as soon as the kernel is found dead."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import nbformat
@@ -44,8 +45,18 @@ class _Kc:
         self.iopub_channel = channel
 
 
-def _drained(messages: list[dict[str, Any]], delay: float, quiet_s: float) -> tuple[bool, Any]:
-    client = new_client(None, [], cell_timeout=10, startup_timeout=10)
+class _Km:
+    def __init__(self, alive: bool) -> None:
+        self.alive = alive
+
+    async def is_alive(self) -> bool:
+        return self.alive
+
+
+def _drained(
+    messages: list[dict[str, Any]], delay: float, cap_s: float = 60, alive: bool = True
+) -> tuple[bool, Any, float]:
+    client = new_client(_Km(alive), [], cell_timeout=10, startup_timeout=10)
     client.clear_before_next_output = False  # as nbclient sets it before a cell
     client.kc = _Kc(_StarvedChannel(messages, delay))  # type: ignore[assignment]
     cell = nbformat.v4.new_code_cell("")
@@ -57,25 +68,31 @@ def _drained(messages: list[dict[str, Any]], delay: float, quiet_s: float) -> tu
         await asyncio.sleep(0)
 
     run_sync(start_poll)()
-    idle = client.finish_outputs(quiet_s)
-    return idle, cell.outputs
+    started = time.monotonic()
+    idle = client.finish_outputs(until_idle=True, cap_s=cap_s)
+    return idle, cell.outputs, time.monotonic() - started
 
 
 def test_queued_outputs_are_read_up_to_idle_however_slowly_they_come() -> None:
     progress = [_msg("stream", {"name": "stderr", "text": f"\r{i}/3"}) for i in (1, 2, 3)]
     done = _msg("stream", {"name": "stdout", "text": "done\n"})
     idle = _msg("status", {"execution_state": "idle"})
-    # each message takes 3x the quiet gap to be read: a rule of "stop after quiet_s without
-    # one" would stop at the first; they are queued, so they are read
-    reached, outputs = _drained([*progress, done, idle], delay=0.3, quiet_s=0.1)
+    # each message takes longer to be read than the kernel's liveness check (ALIVE_CHECK_S):
+    # a rule of "stop after a gap without one" stops early; the idle is coming, so it waits
+    reached, outputs, _ = _drained([*progress, done, idle], delay=1.5)
     assert reached
     assert [(o["name"], "".join(o["text"])) for o in outputs] == [
         ("stderr", "\r1/3\r2/3\r3/3"), ("stdout", "done\n")
     ]  # fmt: skip
 
 
-def test_nothing_queued_and_nothing_coming_is_given_up_after_the_gap() -> None:
+def test_without_an_idle_reading_stops_at_the_deadline() -> None:
     line = _msg("stream", {"name": "stdout", "text": "partial\n"})
-    reached, outputs = _drained([line], delay=0.0, quiet_s=0.2)  # its idle was never sent
-    assert not reached
+    reached, outputs, took = _drained([line], delay=0.0, cap_s=1.5)  # its idle never comes
+    assert not reached and 1.5 <= took < 10
     assert ["".join(o["text"]) for o in outputs] == ["partial\n"]
+
+
+def test_a_dead_kernel_is_not_waited_for() -> None:
+    reached, _, took = _drained([], delay=0.0, cap_s=60, alive=False)
+    assert not reached and took < 10
