@@ -2,7 +2,7 @@
 environment is replaced by ``[redacted]`` in what bcc writes or sends to a model.
 
 One redactor, applied where everything passes: the outputs captured from the kernel
-(``kernel/execution.py``, and the spill file while it is written), the rendered prompt
+(``kernel/session.py``, and the spill file while it is written), the rendered prompt
 (``contract/prompts.py``) and, as a last line, the run store's write helpers
 (``rundir/store.py``). The secrets are read from ``os.environ`` at each call (a name matched by
 ``SECRET_PATTERNS``, any case, and a value of at least ``MIN_SECRET_CHARS``), so a shorter value

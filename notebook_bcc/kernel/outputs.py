@@ -11,30 +11,19 @@ flight: ipykernel sends what a cell printed in the last 0.2 s as one message).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import re
 from collections import deque
 from pathlib import Path
-from time import monotonic
 from typing import Any
 
 import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionComplete
-from nbclient.util import ensure_async
 
-from notebook_bcc.kernel.loop import run_sync
 from notebook_bcc.kernel.spill import SpillFile
-
-#: at most this long is spent reading a cell's late outputs (see ``finish_outputs``)
-LATE_DRAIN_CAP_S = 120.0
 
 __all__ = [
     "RICH_OUTPUT_MAX_BYTES",
     "StreamSink",
-    "StreamingClient",
     "drop_oversized",
     "excerpt",
     "merge_streams",
@@ -312,81 +301,3 @@ def _bound(text: str, limit: int) -> str:
     omitted = len(text) - len(head) - len(tail)
     lead = "" if head.endswith("\n") else "\n"
     return f"{head}{lead}... [{omitted} chars omitted] ...\n{tail}"
-
-
-class StreamingClient(NotebookClient):
-    """A NotebookClient that hands the running cell's stream messages to ``sink``.
-
-    nbclient appends every stream message to the cell's outputs and offers no hook for them
-    (output hooks are for Output widgets, keyed by a msg_id not known before the request), so
-    this overrides ``output``, where they all pass.
-    """
-
-    sink: StreamSink | None = None
-    #: the running cell's output poll, shielded from nbclient's cancel (see ``finish_outputs``)
-    poll: asyncio.Task[None] | None = None
-    idle_seen: bool = False
-    _messages = 0  # output messages read so far: whether the poll still makes progress
-
-    async def _async_poll_output_msg(self, parent_msg_id: str, cell: Any, cell_index: int) -> None:
-        self.idle_seen, self._messages = False, 0
-        self.poll = asyncio.ensure_future(self._poll_outputs(parent_msg_id, cell, cell_index))
-        # nbclient waits for this at most iopub_timeout after the reply, then cancels it; a
-        # cancel could drop a message just read, so the poll itself runs on, shielded
-        await asyncio.shield(self.poll)
-
-    async def _poll_outputs(self, parent_msg_id: str, cell: Any, cell_index: int) -> None:
-        assert self.kc is not None
-        while True:
-            msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=None))
-            if msg["parent_header"].get("msg_id") != parent_msg_id:
-                continue
-            self._messages += 1
-            try:
-                self.process_message(msg, cell, cell_index)
-            except CellExecutionComplete:
-                self.idle_seen = True
-                return
-
-    def finish_outputs(self, quiet_s: float, cap_s: float = LATE_DRAIN_CAP_S) -> bool:
-        """After ``execute_cell``: with ``quiet_s`` > 0, let the cell's output poll read on
-        while messages keep coming (each within ``quiet_s``, ``cap_s`` in all) up to the
-        kernel's idle; then stop it, so it never reads the next cell's messages. nbclient
-        stops waiting after ``iopub_timeout``, which on a starved one-core client cut the end
-        of a progress bar the kernel had sent. True when idle was reached."""
-        return bool(run_sync(self._finish_outputs)(quiet_s, cap_s))
-
-    async def _finish_outputs(self, quiet_s: float, cap_s: float) -> bool:
-        poll, self.poll = self.poll, None
-        if poll is None or poll.done():
-            return self.idle_seen
-        deadline = monotonic() + cap_s
-        while quiet_s > 0 and (left := deadline - monotonic()) > 0:
-            seen = self._messages
-            done, _ = await asyncio.wait({poll}, timeout=min(quiet_s, left))
-            if done:
-                return self.idle_seen
-            if self._messages == seen:  # nothing came for quiet_s: the rest is not coming
-                break
-        poll.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await poll
-        return False
-
-    def output(
-        self, outs: list, msg: dict[str, Any], display_id: str | None, cell_index: int
-    ) -> Any:
-        sink = self.sink
-        if (
-            sink is None
-            or msg["msg_type"] != "stream"
-            or self.output_hook_stack.get(msg["parent_header"].get("msg_id"))  # an Output widget
-            or outs is not self.nb.cells[cell_index].outputs  # a straggler of an earlier cell
-        ):
-            return super().output(outs, msg, display_id, cell_index)
-        if self.clear_before_next_output:  # what super().output() does before appending
-            outs.clear()
-            self.clear_display_id_mapping(cell_index)
-            self.clear_before_next_output = False
-        sink.write(outs, msg["content"]["name"], msg["content"]["text"])
-        return None

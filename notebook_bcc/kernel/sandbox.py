@@ -218,7 +218,7 @@ class Sandbox:
             "display_name": f"{base.display_name} (sandboxed)",
             "language": base.language,
             "interrupt_mode": "message",
-            "env": {},  # bwrap's own environment is the allowed one too (``KernelLaunch``)
+            "env": {},  # bwrap's own environment is the allowed one too (``sandboxed.py``)
             "metadata": base.metadata,
         }
         (folder / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")

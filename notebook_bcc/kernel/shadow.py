@@ -178,7 +178,7 @@ class ShadowRun:
 
     def _guard(self, session: KernelSession) -> None:
         """Make every (re)start of ``session``'s kernel, and each process it spawns, ask first
-        (``KernelLaunch.before_start``): none once closing or once the session is done with.
+        (``KernelSession.before_start``): none once closing or once the session is done with.
         Its own restarts (after a kernel died, say one ``close`` killed) go through ``start``;
         a failed ipc boot spawns again for tcp within one ``start``, hence the spawn too."""
 

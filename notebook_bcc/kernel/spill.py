@@ -16,7 +16,7 @@ from typing import IO
 from notebook_bcc.own_files import create_new, open_dir, replace_in
 from notebook_bcc.redaction import StreamRedactor
 
-__all__ = ["SpillFile"]
+__all__ = ["SpillFile", "spill_target"]
 
 
 class SpillFile:
@@ -68,3 +68,19 @@ class SpillFile:
                 os.unlink(self._temp, dir_fd=dir_fd)
             finally:
                 os.close(dir_fd)
+
+
+def spill_target(
+    spill_dir: Path | None, spill_name: str | None, cwd: Path
+) -> tuple[Path | None, str | None]:
+    """The spill file for ``spill_name`` in ``spill_dir`` and how the truncation marker names
+    it (relative to ``cwd`` when inside it); Nones for no spill."""
+    if spill_dir is None or spill_name is None:
+        return None, None
+    path = spill_dir / f"cell-{spill_name}.txt"
+    if path.name != f"cell-{spill_name}.txt":
+        raise ValueError(f"spill_name must be a plain file name part: {spill_name!r}")
+    try:
+        return path, str(path.resolve().relative_to(cwd.resolve()))
+    except ValueError:
+        return path, str(path.resolve())

@@ -141,7 +141,7 @@ class Fork:
         all branches at once on threads, or one after another. A branch's exception is kept
         in ``branch.error`` for the runner to judge."""
         for branch in self.branches:
-            branch.host.launch()  # every kernel boots while the first replays
+            branch.host.launch()  # here: a sandboxed kernel dies with its spawning thread
         if not at_once:
             for branch in self.branches:
                 self._guarded(branch, work)

@@ -22,14 +22,16 @@ from tests.scripted import ScriptedAgent, make_runner
 pytestmark = pytest.mark.timeout(120)
 
 
-class _Watched(KernelSession):
-    """A real session that notes the pid of each kernel process it spawns."""
+def _watched(session: KernelSession, spawned: list[int]) -> KernelSession:
+    """``session``, noting in ``spawned`` the pid of each kernel process its backend spawns."""
+    spawn = session.backend._a_spawn  # type: ignore[attr-defined]
 
-    spawned: list[int]
+    async def spawn_and_note(transport: str, env: dict[str, str]) -> None:
+        await spawn(transport, env)
+        spawned.append(session.pid or 0)
 
-    async def _a_spawn(self, transport: str, env: dict[str, str]) -> None:
-        await super()._a_spawn(transport, env)
-        self.spawned.append(self.pid or 0)
+    session.backend._a_spawn = spawn_and_note  # type: ignore[attr-defined]
+    return session
 
 
 class Kernels:
@@ -41,8 +43,9 @@ class Kernels:
         self.pids: list[int] = []
 
     def __call__(self) -> KernelSession:
-        session = _Watched(self.cwd, cell_timeout=self.cell_timeout, startup_timeout=30)
-        session.spawned = self.pids
+        session = _watched(
+            KernelSession(self.cwd, cell_timeout=self.cell_timeout, startup_timeout=30), self.pids
+        )
         self.sessions.append(session)
         return session
 

@@ -22,6 +22,7 @@ LAYERS = {
     "syntax": 0,
     "redaction": 0,
     "own_files": 0,
+    "upstream": 0,
     "inputs": 1,
     "kernel": 1,
     "rundir": 1,
