@@ -40,7 +40,7 @@ from IPython.core.formatters import DisplayFormatter
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from notebook_bcc.kernel.helper_source import SOURCE
-from notebook_bcc.kernel.inspection import FETCH_CHARS, _check_report, _namespace
+from notebook_bcc.kernel.inspection import FETCH_CHARS, check_report_of, namespace_of
 from notebook_bcc.kernel.outputs import excerpt
 from notebook_bcc.kernel.records import CellOutcome, CheckReport, KernelEnvironment, Namespace
 from notebook_bcc.kernel.session import ANALYSIS_PACKAGES
@@ -209,13 +209,13 @@ class ScriptedKernel:
         return self.inspect_namespace(timeout).variables
 
     def inspect_namespace(self, timeout: float = 30) -> Namespace:
-        return _namespace(self._helper("inspect_ns", None))
+        return namespace_of(self._helper("inspect_ns", None))
 
     def check(
         self, artifacts: Sequence[str], criteria: Sequence[str], timeout: float = 30
     ) -> CheckReport:
         payload = {"artifacts": list(artifacts), "criteria": list(criteria)}
-        return _check_report(self._helper("check_ns", payload))
+        return check_report_of(self._helper("check_ns", payload))
 
     def check_and_inspect(
         self, artifacts: Sequence[str], criteria: Sequence[str], timeout: float = 30
