@@ -259,8 +259,7 @@ class ScriptedKernel:
             last_execution_result=None,
             displayhook=types.SimpleNamespace(),
         )
-        helpers = types.ModuleType("_bcc_scripted_helper")
-        exec(compile(SOURCE, "in_kernel.py", "exec"), helpers.__dict__)
+        helpers = _helper_module()
         helpers.__dict__["_shell"] = lambda: shell
         helpers.__dict__["_results_ns"] = lambda: self.namespace
         self._helpers = helpers
@@ -296,13 +295,20 @@ def show(*args: Any, **kwargs: Any) -> None:
         figure = plt.figure(number)
         png = io.BytesIO()
         figure.savefig(png, format="png", bbox_inches="tight")
-        text = f"<Figure size {figure.bbox.width:g}x{figure.bbox.height:g} with "
-        text += f"{len(figure.axes)} Axes>"
+        text = _FIGURE_TEXT(figure)  # as the helper describes a kernel's figures
         data = {"image/png": base64.b64encode(png.getvalue()).decode(), "text/plain": text}
         _shown.append({"output_type": "display_data", "data": data, "metadata": {}})
     plt.close("all")
 
 
+def _helper_module() -> types.ModuleType:
+    """bcc's in-kernel helper, as a kernel gets it (``kernel/helper_source.py``)."""
+    helpers = types.ModuleType("_bcc_scripted_helper")
+    exec(compile(SOURCE, "in_kernel.py", "exec"), helpers.__dict__)
+    return helpers
+
+
+_FIGURE_TEXT = _helper_module().describe_figure
 _FORMATTER = DisplayFormatter()  # IPython's: each object's mimetypes, as a kernel sends them
 
 
