@@ -52,7 +52,8 @@ def offline_fork(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtu
     if row is None:
         pytest.skip("../shared/datasets is absent")
     tmp = tmp_path_factory.mktemp("fork")
-    (tmp / "problem.md").write_text(problem_text(row))
+    # the table is small: its front matter asks for the fork the offline analyst would not make
+    (tmp / "problem.md").write_text(problem_text(row).replace("---\n\n", "fork: yes\n---\n\n", 1))
     data = ROOT.parent / "shared" / "datasets" / TABLE
     proc = run_bcc("run", str(tmp / "problem.md"), str(data), "--out", str(tmp / "run"), "--quiet")
     assert proc.returncode == 0, proc.stderr
@@ -119,9 +120,11 @@ def test_a_fork_replays_to_the_same_notebook(offline_fork: Path, tmp_path: Path)
 
 def test_max_alternatives_1_runs_one_behavior(tmp_path: Path) -> None:
     example = ROOT / "examples" / "penguins"
+    problem = (example / "problem.md").read_text().replace("---\n", "---\nfork: yes\n", 1)
+    (tmp_path / "problem.md").write_text(problem)  # the problem asks for it: the option wins
     run = tmp_path / "run"
     proc = run_bcc(
-        "run", str(example / "problem.md"), str(example / "penguins.csv"), "--out", str(run),
+        "run", str(tmp_path / "problem.md"), str(example / "penguins.csv"), "--out", str(run),
         "--quiet", "--max-alternatives", "1", "--no-verify",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
