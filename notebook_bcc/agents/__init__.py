@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from notebook_bcc.config import DEFAULTS
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 
@@ -48,7 +49,7 @@ class AgentSettings:
     model: str
     api_base: str | None = None
     run_id: str = ""
-    timeout: float = 120.0
+    timeout: float = DEFAULTS.llm_timeout
 
 
 class AgentRegistry:
@@ -85,7 +86,11 @@ agents.register("litellm", lambda m: True, "notebook_bcc.agents.llm:LLMAgent")  
 
 
 def make_agent(
-    model: str, *, api_base: str | None = None, run_id: str = "", timeout: float = 120.0
+    model: str,
+    *,
+    api_base: str | None = None,
+    run_id: str = "",
+    timeout: float = DEFAULTS.llm_timeout,
 ) -> Agent:
     """The backend for ``model`` (see ``agents``)."""
     return agents.build(AgentSettings(model, api_base, run_id, timeout))
