@@ -17,7 +17,7 @@ from typing import Any
 from notebook_bcc import failpoints, fsm
 from notebook_bcc.agents import Agent, AgentReply, make_agent
 from notebook_bcc.config import RunConfig
-from notebook_bcc.contract.observation import Observation, observe
+from notebook_bcc.contract.observation import Observation, build_observation
 from notebook_bcc.contract.payloads import AlternativesPayload, ParsedPayload, element_for_log
 from notebook_bcc.contract.prompts import render
 from notebook_bcc.contract.translog import TransitionLog
@@ -198,11 +198,11 @@ class Runner:
             raise BudgetExhausted(spent)
 
     # -- one agent transition -------------------------------------------------------------
-    def _observe(
+    def _observation(
         self, event: Event, state: WorkflowState | None = None, branch: Branch | None = None
     ) -> Observation:
         s, handlers = (state or self.state), (branch.handlers if branch else self.handlers)
-        return observe(
+        return build_observation(
             s,
             event,
             problem=self.problem_text,
@@ -226,7 +226,7 @@ class Runner:
         roots: str | tuple[str, ...] | None = row.root
         if row.event == Event.START_BEHAVIOR and self.config.max_alternatives > 1:
             roots = ("alternatives", "behavior")  # a fork is the arranger's other answer
-        obs = self._observe(row.event, s, b)
+        obs = self._observation(row.event, s, b)
         return exchange.ask(self.agent, row.event, roots, render(obs), obs, log, s.fsm_state)
 
     def _agent_transition(self, row: fsm.Transition) -> None:

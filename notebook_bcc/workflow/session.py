@@ -58,7 +58,7 @@ def create_run(
     )  # fails (exit 4) before anything is created when the model string is unusable
     files = [f"assets/{p.name}" for p in inputs.data]
     state = WorkflowState(run_id=root.name, problem_title=title)
-    state.ledger.observe(parameter_variables(title, files, config.seed), "parameters")
+    state.ledger.record_namespace(parameter_variables(title, files, config.seed), "parameters")
     state.kernel_code = {"modules": PARAMETER_MODULES, "callables": []}
     with _all_or_nothing(root):
         store = RunStore.create(root, inputs.problem, inputs.data)
