@@ -8,7 +8,9 @@ One protocol (``Agent.respond``), three backends chosen by the model string:
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,7 +18,15 @@ from notebook_bcc.config import DEFAULTS
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 
-__all__ = ["Agent", "AgentReply", "AgentRegistry", "AgentSettings", "agents", "make_agent"]
+__all__ = [
+    "Agent",
+    "AgentBeingBuilt",
+    "AgentReply",
+    "AgentRegistry",
+    "AgentSettings",
+    "agents",
+    "make_agent",
+]
 
 
 @dataclass(frozen=True)
@@ -94,3 +104,34 @@ def make_agent(
 ) -> Agent:
     """The backend for ``model`` (see ``agents``)."""
     return agents.build(AgentSettings(model, api_base, run_id, timeout))
+
+
+class AgentBeingBuilt:
+    """An agent whose backend is built on a thread of its own (a model's backend imports
+    litellm, seconds of work), so that the run's kernel boots meanwhile. ``built()`` waits for
+    it and raises what building raised (an unusable model string); ``respond`` waits too."""
+
+    def __init__(self, settings: AgentSettings) -> None:
+        self.model = settings.model
+        self._future: Future[Agent] = Future()
+        threading.Thread(
+            target=self._build, args=(settings,), name="bcc-agent-build", daemon=True
+        ).start()
+
+    def _build(self, settings: AgentSettings) -> None:
+        try:
+            self._future.set_result(agents.build(settings))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits, as it was raised
+            self._future.set_exception(exc)
+
+    @property
+    def ready(self) -> bool:
+        return self._future.done()
+
+    def built(self) -> Agent:
+        return self._future.result()
+
+    def respond(
+        self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
+    ) -> AgentReply:
+        return self.built().respond(prompt, obs, repair=repair)

@@ -366,6 +366,35 @@ def test_401_fails_at_once_with_the_key_variable(tmp_path: Path, fault_clock):
     assert kernels_in(done.run) == []  # the kernel launched at the start was killed
 
 
+def test_an_unknown_provider_found_while_the_kernel_boots_leaves_no_run_and_no_kernel(
+    tmp_path: Path,
+):
+    """The model's backend is built (litellm imported) while the kernel boots; when the model
+    string turns out unusable, bcc ends that kernel and removes what it made of the run."""
+    problem, data = inputs(tmp_path)
+    run = tmp_path / "run"
+    proc, _, _ = bcc("run", str(problem), str(data), "--model", "nosuchprovider/x",
+                     "--out", str(run), "--no-verify", "--quiet")  # fmt: skip
+    assert proc.returncode == 4, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unknown model provider" in lines[0] and "(fix: " in lines[0]
+    assert not run.exists()
+    assert kernels_under(tmp_path) == []
+
+
+def kernels_under(folder: Path) -> list[int]:
+    """Pids of ipykernel processes working in ``folder`` or below (removed ones too)."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cwd = os.readlink(proc / "cwd")
+            if b"ipykernel" in (proc / "cmdline").read_bytes() and cwd.startswith(str(folder)):
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
+
+
 def kernels_in(run_dir: Path) -> list[int]:
     """Pids of ipykernel processes working in ``run_dir``."""
     pids = []
