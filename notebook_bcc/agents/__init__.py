@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -108,15 +108,16 @@ def make_agent(
 
 class AgentBeingBuilt:
     """An agent whose backend is built on a thread of its own (a model's backend imports
-    litellm, seconds of work), so that the run's kernel boots meanwhile. ``built()`` waits for
-    it and raises what building raised (an unusable model string); ``respond`` waits too."""
+    litellm, seconds of work), so that the run's kernel boots meanwhile; another thread checks
+    the model's key (``key_check``), so that a refused key fails the first call at once.
+    ``settled()`` waits for either; ``respond`` raises the refusal, else waits for the backend."""
 
     def __init__(self, settings: AgentSettings) -> None:
         self.model = settings.model
         self._future: Future[Agent] = Future()
-        threading.Thread(
-            target=self._build, args=(settings,), name="bcc-agent-build", daemon=True
-        ).start()
+        self._refusal: Future[BaseException | None] = Future()
+        for target in (self._build, self._check):
+            threading.Thread(target=target, args=(settings,), daemon=True).start()
 
     def _build(self, settings: AgentSettings) -> None:
         try:
@@ -124,14 +125,35 @@ class AgentBeingBuilt:
         except BaseException as exc:  # noqa: BLE001 - handed to whoever waits, as it was raised
             self._future.set_exception(exc)
 
+    def _check(self, settings: AgentSettings) -> None:
+        from notebook_bcc.agents.key_check import refused_key
+
+        try:
+            refusal = refused_key(settings.model, settings.api_base)
+        except Exception:  # noqa: BLE001 - a check that broke says nothing: the call decides
+            refusal = None
+        self._refusal.set_result(refusal)
+
     @property
     def ready(self) -> bool:
         return self._future.done()
 
-    def built(self) -> Agent:
+    def _refused(self) -> BaseException | None:
+        return self._refusal.result() if self._refusal.done() else None
+
+    def settled(self) -> Agent:
+        """The backend once built (raising what building raised: an unusable model string),
+        or this agent when the key was refused first (its ``respond`` raises that)."""
+        while not self._future.done():
+            wait([self._future, self._refusal], return_when=FIRST_COMPLETED)
+            if self._refused() is not None:
+                return self
         return self._future.result()
 
     def respond(
         self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
     ) -> AgentReply:
-        return self.built().respond(prompt, obs, repair=repair)
+        refused = self._refused()
+        if refused is not None:
+            raise refused
+        return self._future.result().respond(prompt, obs, repair=repair)

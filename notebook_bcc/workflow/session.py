@@ -84,7 +84,7 @@ def create_run(
         if not agent.ready:  # a model's backend still importing: the kernel boots meanwhile
             runner.host.launch()
         try:
-            runner.agent = agent.built()  # an unusable model string (exit 4): nothing is kept
+            runner.agent = agent.settled()  # an unusable model string (exit 4): nothing kept
         except BaseException:
             runner.host.shutdown(now=True)
             raise

@@ -357,13 +357,31 @@ def test_401_fails_at_once_with_the_key_variable(tmp_path: Path, fault_clock):
     with FakeLLM() as fake:
         fake.push(Reply(401))
         done = llm_run(fake, tmp_path)
+        checks = list(fake.key_checks)
     assert done.proc.returncode == 4, done.proc.stderr
-    assert len(done.requests) == 1  # not retried
+    # the key check, made while the kernel boots, answered: no model call was made
+    assert [c.path for c in checks] == ["/v1/models"] and done.requests == []
+    assert checks[0].headers["authorization"] == "Bearer sk-test"
     assert len(done.lines) == 1 and "OPENAI_API_KEY" in done.lines[0]
-    after = done.started + done.seconds - done.requests[0].at
+    assert "authentication failed" in done.lines[0]
+    assert fsm_state(done.run) == "WORKFLOW_ABORTED"  # resumable, as after a refused call
+    after = done.started + done.seconds - checks[0].at
     fault_clock(f"401 to exit 4 ({done.seconds:.2f} s for the whole bcc process)", after)
-    assert after < 5
     assert kernels_in(done.run) == []  # the kernel launched at the start was killed
+
+
+def test_401_from_the_first_call_where_the_key_check_learns_nothing(tmp_path: Path):
+    """A server without ``GET /models``: the first call's 401 fails the run, as before."""
+    with FakeLLM() as fake:
+        fake.serves_models = False
+        fake.push(Reply(401))
+        done = llm_run(fake, tmp_path)
+        checks = list(fake.key_checks)
+    assert done.proc.returncode == 4, done.proc.stderr
+    assert len(checks) == 1 and len(done.requests) == 1  # checked, then called once
+    assert len(done.lines) == 1 and "OPENAI_API_KEY" in done.lines[0]
+    assert fsm_state(done.run) == "WORKFLOW_ABORTED"
+    assert kernels_in(done.run) == []
 
 
 def test_an_unknown_provider_found_while_the_kernel_boots_leaves_no_run_and_no_kernel(
