@@ -26,6 +26,7 @@ __all__ = [
     "AgentSettings",
     "agents",
     "make_agent",
+    "raise_if_refused",
 ]
 
 
@@ -138,7 +139,7 @@ class AgentBeingBuilt:
     def ready(self) -> bool:
         return self._future.done()
 
-    def _refused(self) -> BaseException | None:
+    def refusal(self) -> BaseException | None:
         return self._refusal.result() if self._refusal.done() else None
 
     def settled(self) -> Agent:
@@ -146,14 +147,22 @@ class AgentBeingBuilt:
         or this agent when the key was refused first (its ``respond`` raises that)."""
         while not self._future.done():
             wait([self._future, self._refusal], return_when=FIRST_COMPLETED)
-            if self._refused() is not None:
+            if self.refusal() is not None:
                 return self
         return self._future.result()
 
     def respond(
         self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
     ) -> AgentReply:
-        refused = self._refused()
+        refused = self.refusal()
         if refused is not None:
             raise refused
         return self._future.result().respond(prompt, obs, repair=repair)
+
+
+def raise_if_refused(agent: Agent) -> None:
+    """Raise the key check's refusal of ``agent``'s key, if it came (before the kernel boots,
+    so that a refused key ends the run at once)."""
+    refused = agent.refusal() if isinstance(agent, AgentBeingBuilt) else None
+    if refused is not None:
+        raise refused

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from notebook_bcc import failpoints, fsm
-from notebook_bcc.agents import Agent, AgentReply, make_agent
+from notebook_bcc.agents import Agent, AgentReply, make_agent, raise_if_refused
 from notebook_bcc.config import RunConfig
 from notebook_bcc.contract.observation import Observation, build_observation
 from notebook_bcc.contract.payloads import AlternativesPayload, ParsedPayload, element_for_log
@@ -105,8 +105,8 @@ class Runner:
             from notebook_bcc.inputs.preview import preview_files  # pandas: while it boots
 
             self._preview = preview_files(self.store.root, self.files, sheet=self._spec.sheet)
-            # every planner is told the kernel's packages: the kernel answers before the first
-            self.host.ensure()
+            raise_if_refused(self.agent)  # a refused key ends it here, else the kernel boots:
+            self.host.ensure()  # every planner is told the packages the kernel itself has
             while State(self.state.fsm_state) not in fsm.STOPS or self._asked():
                 row = fsm.event_from(State(self.state.fsm_state))
                 if row.agent is None:
