@@ -102,10 +102,10 @@ class Runner:
         exit_code, message = 0, ""
         try:
             self.host.launch()
+            raise_if_refused(self.agent)  # a refused key (the key check's) ends the run here
             from notebook_bcc.inputs.preview import preview_files  # pandas: while it boots
 
             self._preview = preview_files(self.store.root, self.files, sheet=self._spec.sheet)
-            raise_if_refused(self.agent)  # a refused key ends it here, else the kernel boots:
             self.host.ensure()  # every planner is told the packages the kernel itself has
             while State(self.state.fsm_state) not in fsm.STOPS or self._asked():
                 row = fsm.event_from(State(self.state.fsm_state))
