@@ -135,10 +135,6 @@ class AgentBeingBuilt:
             refusal = None
         self._refusal.set_result(refusal)
 
-    @property
-    def ready(self) -> bool:
-        return self._future.done()
-
     def refusal(self) -> BaseException | None:
         return self._refusal.result() if self._refusal.done() else None
 

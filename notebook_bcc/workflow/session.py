@@ -81,7 +81,8 @@ def create_run(
             on_event=on_event,
             agent=agent,
         )
-        if not agent.ready:  # a model's backend still importing: the kernel boots meanwhile
+        local = config.is_offline or config.model.startswith("replay:")  # built at once
+        if not local:  # a model's backend imports litellm (seconds): the kernel boots meanwhile
             runner.host.launch()
         try:
             runner.agent = agent.settled()  # an unusable model string (exit 4): nothing kept
