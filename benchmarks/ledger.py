@@ -58,7 +58,7 @@ def inspection_ratio(tmp: Path) -> tuple[float, tuple[int, int, int, int]]:
             infos = kernel.inspect()
             inspections.append(time.perf_counter() - start)
     ledger = VariableLedger()
-    ledger.observe(infos, "bench")
+    ledger.record_namespace(infos, "bench")
     print(f"variables inspected: {len(infos)}")
     obs = Observation(
         event=Event.COMPLETE_ACTION,

@@ -10,7 +10,8 @@ median taken (single timings on a 2-core machine vary by 10-20%):
   G  A with the kernel on a Jupyter Kernel Gateway started on 127.0.0.1
 
 Targets: A/C <= 1.25 and B/C <= 1.6 (issue 16); S/A and G/A <= 1.15 (issue 15).
-Usage: .venv/bin/python benchmarks/overhead.py [problem.md data.csv] [--rounds N]
+Usage: .venv/bin/python benchmarks/overhead.py [problem.md data.csv] [--rounds N] [--only ABC]
+(``--only ABC``: just the two ratios of issue 16, without the sandboxed and gateway runs)
 """
 
 from __future__ import annotations
@@ -64,17 +65,23 @@ def main() -> None:
         at = args.index("--rounds")
         rounds = int(args[at + 1])
         del args[at : at + 2]
+    kinds = "ABCSG"
+    if "--only" in args:
+        at = args.index("--only")
+        kinds = args[at + 1].upper()
+        del args[at : at + 2]
     problem, data = problem_and_data(args)
     from notebook_bcc.kernel.sandbox import bwrap_path
     from tests.integration.test_gateway import KernelGateway
 
-    sandbox = bwrap_path() is not None
+    sandbox = "S" in kinds and bwrap_path() is not None
     times: dict[str, list[float]] = {k: [] for k in "ABCSG"}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "gw").mkdir()
         gateway = KernelGateway(folder / "gw")
-        gateway.start()
+        if "G" in kinds:
+            gateway.start()
         try:
             for i in range(rounds):
                 times["A"].append(timed_run(problem, data, folder / f"a{i}", "--no-verify"))
@@ -84,12 +91,13 @@ def main() -> None:
                     times["S"].append(
                         timed_run(problem, data, folder / f"s{i}", "--no-verify", "--sandbox")
                     )
-                url = gateway.url
-                times["G"].append(
-                    timed_run(
-                        problem, data, folder / f"g{i}", "--no-verify", "--kernel-gateway", url
+                if "G" in kinds:
+                    url = gateway.url
+                    times["G"].append(
+                        timed_run(
+                            problem, data, folder / f"g{i}", "--no-verify", "--kernel-gateway", url
+                        )
                     )
-                )
         finally:
             gateway.kill()
     med = {k: statistics.median(v) for k, v in times.items() if v}
@@ -107,9 +115,10 @@ def main() -> None:
     print(f"with verification B/C = {med['B'] / med['C']:.2f}  (target <= 1.6)")
     if "S" in med:
         print(f"sandboxed S/A = {med['S'] / med['A']:.2f}  (target <= 1.15)")
-    else:
+    elif "S" in kinds:
         print("sandboxed S/A = not measured: bubblewrap cannot run here")
-    print(f"gateway G/A = {med['G'] / med['A']:.2f}  (target <= 1.15)")
+    if "G" in med:
+        print(f"gateway G/A = {med['G'] / med['A']:.2f}  (target <= 1.15)")
 
 
 if __name__ == "__main__":

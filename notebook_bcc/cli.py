@@ -20,6 +20,7 @@ from notebook_bcc import fsm
 from notebook_bcc.batch.command import BATCH_SETTINGS, batch
 from notebook_bcc.command_run import fail as _fail
 from notebook_bcc.command_run import run_command as _run
+from notebook_bcc.config import DEFAULTS
 from notebook_bcc.errors import PayloadError, UsageError
 
 # jsonschema (under nbformat) imports a checker for each string format whose library is
@@ -44,6 +45,9 @@ app = typer.Typer(
 class StepFailure(str, Enum):
     continue_ = "continue"
     abort = "abort"
+
+
+DEFAULT_STEP_FAILURE = StepFailure(DEFAULTS.on_step_failure)
 
 
 #: ``bcc validate --kind``: the payload roots of the transition table
@@ -78,32 +82,36 @@ def run(
     api_base: Opt[str | None, typer.Option(help="base URL of an OpenAI-compatible server")] = None,
     out: Opt[Path | None, typer.Option(help="run directory (new or empty)")] = None,
     runs_dir: Opt[Path, typer.Option(help="parent of timestamped run directories")] = Path("runs"),
-    seed: Opt[int, typer.Option(help="seed for random/numpy and the analyst")] = 42,
+    seed: Opt[int, typer.Option(help="seed for random/numpy and the analyst")] = DEFAULTS.seed,
     cell_timeout: Opt[
         float, typer.Option(help="seconds per cell before it is interrupted")
-    ] = 600.0,
-    max_behaviors_per_step: Opt[int, typer.Option(help="G3 cap")] = 4,
-    max_steps_per_stage: Opt[int, typer.Option(help="G3 cap")] = 8,
-    max_stages: Opt[int, typer.Option(help="G3 cap")] = 10,
+    ] = DEFAULTS.cell_timeout,
+    max_behaviors_per_step: Opt[int, typer.Option(help="G3 cap")] = DEFAULTS.max_behaviors_per_step,
+    max_steps_per_stage: Opt[int, typer.Option(help="G3 cap")] = DEFAULTS.max_steps_per_stage,
+    max_stages: Opt[int, typer.Option(help="G3 cap")] = DEFAULTS.max_stages,
     max_alternatives: Opt[
         int, typer.Option(help="branches of a fork, each in its own kernel (1: no forks)")
-    ] = 3,
+    ] = DEFAULTS.max_alternatives,
     max_llm_calls: Opt[int | None, typer.Option(help="G6 budget: model calls")] = None,
     max_cost_usd: Opt[float | None, typer.Option(help="G6 budget: USD")] = None,
     max_wall_s: Opt[float | None, typer.Option(help="G6 budget: wall seconds")] = None,
-    max_repairs: Opt[int, typer.Option(help="re-asks after an invalid reply")] = 2,
+    max_repairs: Opt[
+        int, typer.Option(help="re-asks after an invalid reply")
+    ] = DEFAULTS.max_repairs,
     max_kernel_restarts: Opt[
         int, typer.Option(help="kernel restarts (crash, hung cell) before exit 5")
-    ] = 3,
-    llm_timeout: Opt[float, typer.Option(help="seconds per model call")] = 120.0,
+    ] = DEFAULTS.max_kernel_restarts,
+    llm_timeout: Opt[float, typer.Option(help="seconds per model call")] = DEFAULTS.llm_timeout,
     on_step_failure: Opt[
         StepFailure, typer.Option(help="continue | abort at a capped step")
-    ] = StepFailure.continue_,
+    ] = DEFAULT_STEP_FAILURE,
     keep_failed_cells: Opt[
         bool, typer.Option("--keep-failed-cells", help="keep failed code in the notebook")
-    ] = False,
+    ] = DEFAULTS.keep_failed_cells,
     no_verify: Opt[bool, typer.Option("--no-verify", help="skip the final re-execution")] = False,
-    free_deprecated: Opt[bool, typer.Option(help="delete safe deprecated variables")] = True,
+    free_deprecated: Opt[bool, typer.Option(help="delete safe deprecated variables")] = (
+        DEFAULTS.free_deprecated
+    ),
     sandbox: Opt[
         bool | None,
         typer.Option(

@@ -6,7 +6,7 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-__all__ = ["RunConfig", "default_model"]
+__all__ = ["DEFAULTS", "RunConfig", "default_model"]
 
 
 def default_model() -> str:
@@ -130,3 +130,8 @@ class RunConfig:
     @property
     def is_offline(self) -> bool:
         return self.model == "offline"
+
+
+#: Every setting's default, the one place it is written: the CLI's options and the agents'
+#: constructors read theirs here.
+DEFAULTS = RunConfig(model="offline")

@@ -1,7 +1,7 @@
 """A tiny OpenAI-compatible chat server on 127.0.0.1 for tests (stdlib only).
 
-``FakeLLM`` serves ``POST /v1/chat/completions`` (and ``/chat/completions``), and Anthropic's
-``POST /v1/messages``, from a daemon thread on an ephemeral port, records every request
+``FakeLLM`` serves ``POST /v1/chat/completions`` (and ``/chat/completions``), Anthropic's
+``POST /v1/messages``, and ``GET /v1/models`` (bcc's key check, recorded in ``key_checks``), from a daemon thread on an ephemeral port, records every request
 (headers and JSON body), and answers:
 
 1. with the first queued :class:`Reply` whose ``when`` matches the request's
@@ -187,6 +187,10 @@ class FakeLLM:
         self.code = code
         self.policy = policy or (lambda req: scripted_reply(req.transition, self.code))
         self.requests: list[Request] = []
+        #: ``GET /models``: bcc's key check at the start of a run (not a model call); it is
+        #: answered 401 or 403 when the next queued reply for the first call is one
+        self.key_checks: list[Request] = []
+        self.serves_models = True  # False: GET /models is a 404, as on servers without it
         self.replies: list[Reply] = []
         self.cache = PromptCache()
         self.usages: list[dict[str, Any]] = []  # the usage of every 200 reply, as sent
@@ -287,6 +291,21 @@ class FakeLLM:
                 if delay and fake._stop.wait(delay):
                     return  # shutting down
                 self._send(status, headers, text)
+
+            def do_GET(self) -> None:
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with fake._lock:
+                    fake.key_checks.append(Request(self.path, headers, {}, time.monotonic()))
+                    head = next(
+                        (r for r in fake.replies if r.when in (None, "START_WORKFLOW")), None
+                    )
+                json_type = {"Content-Type": "application/json"}
+                if not fake.serves_models or not self.path.rstrip("/").endswith("/models"):
+                    self._send(404, json_type, error_body(404))
+                elif head is not None and head.status in (401, 403):
+                    self._send(head.status, json_type, error_body(head.status))
+                else:
+                    self._send(200, json_type, json.dumps({"object": "list", "data": []}))
 
             def _send(self, status: int, headers: dict[str, str], text: str) -> None:
                 data = text.encode("utf-8")

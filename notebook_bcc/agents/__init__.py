@@ -8,14 +8,26 @@ One protocol (``Agent.respond``), three backends chosen by the model string:
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Protocol
 
+from notebook_bcc.config import DEFAULTS
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 
-__all__ = ["Agent", "AgentReply", "AgentRegistry", "AgentSettings", "agents", "make_agent"]
+__all__ = [
+    "Agent",
+    "AgentBeingBuilt",
+    "AgentReply",
+    "AgentRegistry",
+    "AgentSettings",
+    "agents",
+    "make_agent",
+    "raise_if_refused",
+]
 
 
 @dataclass(frozen=True)
@@ -48,7 +60,7 @@ class AgentSettings:
     model: str
     api_base: str | None = None
     run_id: str = ""
-    timeout: float = 120.0
+    timeout: float = DEFAULTS.llm_timeout
 
 
 class AgentRegistry:
@@ -85,7 +97,68 @@ agents.register("litellm", lambda m: True, "notebook_bcc.agents.llm:LLMAgent")  
 
 
 def make_agent(
-    model: str, *, api_base: str | None = None, run_id: str = "", timeout: float = 120.0
+    model: str,
+    *,
+    api_base: str | None = None,
+    run_id: str = "",
+    timeout: float = DEFAULTS.llm_timeout,
 ) -> Agent:
     """The backend for ``model`` (see ``agents``)."""
     return agents.build(AgentSettings(model, api_base, run_id, timeout))
+
+
+class AgentBeingBuilt:
+    """An agent whose backend is built on a thread of its own (a model's backend imports
+    litellm, seconds of work), so that the run's kernel boots meanwhile; another thread checks
+    the model's key (``key_check``), so that a refused key fails the first call at once.
+    ``settled()`` waits for either; ``respond`` raises the refusal, else waits for the backend."""
+
+    def __init__(self, settings: AgentSettings) -> None:
+        self.model = settings.model
+        self._future: Future[Agent] = Future()
+        self._refusal: Future[BaseException | None] = Future()
+        for target in (self._build, self._check):
+            threading.Thread(target=target, args=(settings,), daemon=True).start()
+
+    def _build(self, settings: AgentSettings) -> None:
+        try:
+            self._future.set_result(agents.build(settings))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits, as it was raised
+            self._future.set_exception(exc)
+
+    def _check(self, settings: AgentSettings) -> None:
+        from notebook_bcc.agents.key_check import refused_key
+
+        try:
+            refusal = refused_key(settings.model, settings.api_base)
+        except Exception:  # noqa: BLE001 - a check that broke says nothing: the call decides
+            refusal = None
+        self._refusal.set_result(refusal)
+
+    def refusal(self) -> BaseException | None:
+        return self._refusal.result() if self._refusal.done() else None
+
+    def settled(self) -> Agent:
+        """The backend once built (raising what building raised: an unusable model string),
+        or this agent when the key was refused first (its ``respond`` raises that)."""
+        while not self._future.done():
+            wait([self._future, self._refusal], return_when=FIRST_COMPLETED)
+            if self.refusal() is not None:
+                return self
+        return self._future.result()
+
+    def respond(
+        self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
+    ) -> AgentReply:
+        refused = self.refusal()
+        if refused is not None:
+            raise refused
+        return self._future.result().respond(prompt, obs, repair=repair)
+
+
+def raise_if_refused(agent: Agent) -> None:
+    """Raise the key check's refusal of ``agent``'s key, if it came (before the kernel boots,
+    so that a refused key ends the run at once)."""
+    refused = agent.refusal() if isinstance(agent, AgentBeingBuilt) else None
+    if refused is not None:
+        raise refused

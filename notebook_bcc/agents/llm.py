@@ -20,6 +20,7 @@ from tenacity import (
 )
 
 from notebook_bcc.agents import AgentReply, AgentSettings
+from notebook_bcc.config import DEFAULTS
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 from notebook_bcc.contract.reply import without_lone_surrogates
@@ -138,7 +139,12 @@ class _Wait:
 
 class LLMAgent:
     def __init__(
-        self, model: str, *, api_base: str | None = None, run_id: str = "", timeout: float = 120.0
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        run_id: str = "",
+        timeout: float = DEFAULTS.llm_timeout,
     ) -> None:
         self.model = model
         self.api_base = api_base

@@ -1,4 +1,4 @@
-"""Observation: what an agent is shown at a transition. Frozen; ``observe`` builds it from the
+"""Observation: what an agent is shown at a transition. Frozen; ``build_observation`` builds it from the
 run's state.
 
 The same object feeds the prompt templates (for models) and the offline analyst, so the
@@ -28,7 +28,7 @@ __all__ = [
     "Attempt",
     "Observation",
     "check_lines",
-    "observe",
+    "build_observation",
 ]
 
 
@@ -176,7 +176,7 @@ _SEES_CELLS = (Event.COMPLETE_STEP,)
 _SEES_CHECKS = (Event.COMPLETE_STEP, Event.COMPLETE_STAGE)
 
 
-def observe(
+def build_observation(
     s: WorkflowState,
     event: Event,
     *,

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StepView, check_lines
+from notebook_bcc.contract.phrases import phrase
 from notebook_bcc.contract.plan_view import (
     behavior_text,
     focus_text,
@@ -87,12 +88,9 @@ def _code_names(obs: Observation) -> str:
     defined = [f"{n} ({m})" if m else n for n, m in obs.callables if not _is_module_path(m)]
     lines = []
     if imported:
-        lines.append(
-            "Imported in the kernel (usable under these names; no need to import them again): "
-            + ", ".join(imported)
-        )
+        lines.append(phrase("imported", names=", ".join(imported)))
     if defined:
-        lines.append("Functions and classes the notebook defines: " + ", ".join(defined))
+        lines.append(phrase("defined", names=", ".join(defined)))
     return "\n".join(lines)
 
 
@@ -120,7 +118,7 @@ def _deleted(obs: Observation) -> History:
         "",
         rank=0,
         joiner="; ",
-        prefix="Deleted from the kernel (do not use unless your code creates them again): ",
+        prefix=phrase("deleted", names=""),
     )
 
 

@@ -1,5 +1,5 @@
 """Reading problem.md: optional YAML front matter (title, target, task, metric, drop, id, keep,
-sheet, questions, answers), else heuristics on the text (the questions: :mod:`questions`)."""
+sheet, fork, questions, answers), else heuristics on the text (the questions: :mod:`questions`)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ class ProblemSpec:
     join_on: str | None = None  # the key it names: "on `customer_id`"
     modules: tuple[str, ...] = ()  # the Python modules it names ("pmdarima's auto_arima")
     sheet: str | None = None  # the Excel sheet to read (front matter sheet:), else the first
+    fork: bool | None = None  # front matter fork: yes/no (None: the offline analyst decides)
 
     @property
     def supervised(self) -> bool:
@@ -123,6 +124,7 @@ def read_problem(text: str) -> ProblemSpec:
         join_on=join_on[1] if join_on else None,
         sheet=None if meta.get("sheet") is None else str(meta["sheet"]),
         modules=named_modules(body),
+        fork=None if meta.get("fork") is None else bool(meta["fork"]),
     )
 
 

@@ -1,6 +1,6 @@
 """The variable ledger: every user variable in the kernel, from birth to deprecation (docs/architecture.md, "Modules").
 
-The ledger is fed by the kernel's silent inspection after each cell (``observe``) and by stage
+The ledger is fed by the kernel's silent inspection after each cell (``record_namespace``) and by stage
 reflections (``retain`` / ``deprecate``, the latter under guard G5). Prompts read a ranked view
 of it (``prompt_view``) that names every variable still in the kernel.
 """
@@ -134,7 +134,7 @@ class Decision:
 class VariableLedger:
     records: dict[str, VariableRecord] = field(default_factory=dict)
 
-    def observe(self, infos: Iterable[_Info], location: str) -> None:
+    def record_namespace(self, infos: Iterable[_Info], location: str) -> None:
         """Merge one inspection: new names are born, changed ones updated, vanished ones deleted."""
         seen = set()
         for info in infos:

@@ -97,7 +97,7 @@ def perform(
     names = [v.name for v in behavior.outputs] if behavior else []
     criteria = list(behavior.acceptance) if behavior else []
     try:
-        report = host.check_and_observe(f"{s.path}#{s.seq + 1}", names, criteria)
+        report = host.check_and_inspect(f"{s.path}#{s.seq + 1}", names, criteria)
     except (TimeoutError, KernelError) as exc:
         notes.append(f"checks could not run: {exc}")
         report = CheckReport(tuple((n, False) for n in names), ())

@@ -26,6 +26,7 @@ from typing import Any
 from lxml import etree
 
 from notebook_bcc.contract.payloads import AlternativesPayload, BehaviorPayload, ParsedPayload
+from notebook_bcc.contract.phrases import phrase
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import KernelError, LLMError, PayloadError
 from notebook_bcc.fsm import Event, State
@@ -122,16 +123,13 @@ class Fork:
                 gateway_role=f"fork-{k + 1}",
             )
             handlers = Handlers(branch_ctx, host)
-            note = (
-                f"This behavior is branch {k + 1} of {len(behaviors)} of a fork: the "
-                "alternatives run at once, each in a kernel of its own that holds what the "
-                "notebook made so far. Of the branches whose step the behavior reflector "
-                f"completes, the runner keeps the one whose `{payload.choose}` is "
-                f"{'highest' if payload.better == 'higher' else 'lowest'}; only its cells join "
-                "the notebook. A branch has no second behavior: a reflection that does not "
-                "complete the step drops the branch (its reason is recorded). The branches "
-                "share the machine's cores and the run directory: keep searches small, and "
-                f"write any file under `outputs/{behavior.id}/`."
+            note = phrase(
+                "branch",
+                k=k + 1,
+                n=len(behaviors),
+                choose=payload.choose,
+                extreme="highest" if payload.better == "higher" else "lowest",
+                behavior=behavior.id,
             )
             self.branches.append(Branch(behavior, branch_ctx, host, handlers, note))
 

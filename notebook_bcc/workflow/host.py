@@ -77,7 +77,7 @@ class KernelHost:
                 if outcome.status != "ok":
                     raise KernelError(f"the parameters cell failed: {outcome.excerpt[-300:]}")
                 ctx.doc.set_outputs(cell, outcome.outputs, outcome.execution_count)
-            self.observe("parameters")
+            self.inspect_kernel("parameters")
             ctx.doc.save()
         return self.kernel
 
@@ -114,10 +114,10 @@ class KernelHost:
         freed = [r.name for r in self.ctx.state.ledger.records.values() if r.status == DELETED]
         self.kernel.delete(freed)
         self.ctx.store.append_event({"type": "kernel_replay", "why": why, "diverged": diverged})
-        self.observe(f"{self.ctx.state.path}#replay")
+        self.inspect_kernel(f"{self.ctx.state.path}#replay")
         return diverged
 
-    def observe(self, where: str) -> None:
+    def inspect_kernel(self, where: str) -> None:
         """Inspect the namespace into the ledger (best effort: a failure keeps the last view)."""
         assert self.kernel is not None
         ctx = self.ctx
@@ -128,7 +128,7 @@ class KernelHost:
             return
         self._record(names, where)
 
-    def check_and_observe(
+    def check_and_inspect(
         self, where: str, artifacts: Sequence[str], criteria: Sequence[str]
     ) -> CheckReport:
         """An action's checks and the inspection after it, in one round trip to the kernel.
@@ -145,7 +145,7 @@ class KernelHost:
 
     def _record(self, names: Namespace, where: str) -> None:
         ctx = self.ctx
-        ctx.state.ledger.observe(names.variables, where)
+        ctx.state.ledger.record_namespace(names.variables, where)
         ctx.state.kernel_code = {
             "modules": [list(m) for m in names.modules],
             "callables": [list(c) for c in names.callables],

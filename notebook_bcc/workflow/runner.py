@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from notebook_bcc import failpoints, fsm
-from notebook_bcc.agents import Agent, AgentReply, make_agent
+from notebook_bcc.agents import Agent, AgentReply, make_agent, raise_if_refused
 from notebook_bcc.config import RunConfig
-from notebook_bcc.contract.observation import Observation, observe
+from notebook_bcc.contract.observation import Observation, build_observation
 from notebook_bcc.contract.payloads import AlternativesPayload, ParsedPayload, element_for_log
 from notebook_bcc.contract.prompts import render
 from notebook_bcc.contract.translog import TransitionLog
@@ -108,11 +108,11 @@ class Runner:
         exit_code, message = 0, ""
         try:
             self.host.launch()
+            raise_if_refused(self.agent)  # a refused key (the key check's) ends the run here
             from notebook_bcc.inputs.preview import preview_files  # pandas: while it boots
 
             self._preview = preview_files(self.store.root, self.files, sheet=self._spec.sheet)
-            # every planner is told the kernel's packages: the kernel answers before the first
-            self.host.ensure()
+            self.host.ensure()  # every planner is told the packages the kernel itself has
             while self.state.fsm_state not in fsm.STOPS or self._asked():
                 row = fsm.event_from(self.state.fsm_state)
                 if row.agent is None:
@@ -178,11 +178,11 @@ class Runner:
             raise BudgetExhausted(spent)
 
     # -- one agent transition -------------------------------------------------------------
-    def _observe(
+    def _observation(
         self, event: Event, state: WorkflowState | None = None, branch: Branch | None = None
     ) -> Observation:
         s, handlers = (state or self.state), (branch.handlers if branch else self.handlers)
-        return observe(
+        return build_observation(
             s,
             event,
             problem=self.problem_text,
@@ -206,7 +206,7 @@ class Runner:
         roots: str | tuple[str, ...] | None = row.root
         if row.event == Event.START_BEHAVIOR and self.config.max_alternatives > 1:
             roots = ("alternatives", "behavior")  # a fork is the arranger's other answer
-        obs = self._observe(row.event, s, b)
+        obs = self._observation(row.event, s, b)
         return exchange.ask(self.agent, row.event, roots, render(obs), obs, log, s.fsm_state)
 
     def _agent_transition(self, row: fsm.Transition) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from notebook_bcc.agents import make_agent
+from notebook_bcc.agents import AgentBeingBuilt, AgentSettings
 from notebook_bcc.config import RunConfig
 from notebook_bcc.errors import InputError, RunLocked, StorageError, UsageError
 from notebook_bcc.inputs.check import check_inputs
@@ -55,12 +55,13 @@ def create_run(
     title = spec.title
     slug = slugify(title or inputs.problem.stem)
     root = RunStore.choose_dir(out, runs_dir, slug)
-    agent = make_agent(
-        config.model, api_base=config.api_base, run_id=root.name, timeout=config.llm_timeout
-    )  # fails (exit 4) before anything is created when the model string is unusable
+    # built on a thread while the run directory is made and the kernel boots (below)
+    agent = AgentBeingBuilt(
+        AgentSettings(config.model, config.api_base, root.name, config.llm_timeout)
+    )
     files = [f"assets/{p.name}" for p in inputs.data]
     state = WorkflowState(run_id=root.name, problem_title=title)
-    state.ledger.observe(parameter_variables(title, files, config.seed), "parameters")
+    state.ledger.record_namespace(parameter_variables(title, files, config.seed), "parameters")
     state.kernel_code = {"modules": PARAMETER_MODULES, "callables": []}
     with _all_or_nothing(root):
         store = RunStore.create(root, inputs.problem, inputs.data)
@@ -71,18 +72,27 @@ def create_run(
         for text in follow_ups:
             _keep_follow_up(store, state, text)
         doc.save()
-        store.write_checkpoint(state.to_json())  # the run exists from here on
-    return Runner(
-        config,
-        store,
-        state,
-        doc,
-        problem_text=inputs.problem_text,
-        files=files,
-        on_event=on_event,
-        agent=agent,
-        kernels=kernels,
-    )
+        store.write_checkpoint(state.to_json())
+        runner = Runner(
+            config,
+            store,
+            state,
+            doc,
+            problem_text=inputs.problem_text,
+            files=files,
+            on_event=on_event,
+            agent=agent,
+            kernels=kernels,
+        )
+        local = config.is_offline or config.model.startswith("replay:")  # built at once
+        if not local:  # a model's backend imports litellm (seconds): the kernel boots meanwhile
+            runner.host.launch()
+        try:
+            runner.agent = agent.settled()  # an unusable model string (exit 4): nothing kept
+        except BaseException:
+            runner.host.shutdown(now=True)
+            raise
+    return runner  # the run exists from here on
 
 
 def replay_run(

@@ -46,13 +46,19 @@ def _seqs(run: Path) -> list[int]:
     return [int(line.split()[0]) for line in listed.stdout.splitlines() if line.strip()]
 
 
+def _asking_for_a_fork(row: dict[str, str]) -> str:
+    """The table is small: its front matter asks for the fork the offline analyst would not
+    make by itself."""
+    return problem_text(row).replace("---\n\n", "fork: yes\n---\n\n", 1)
+
+
 @pytest.fixture(scope="module")
 def offline_fork(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
     row = next((r for r in manifest() if r["file"] == TABLE), None)
     if row is None:
         pytest.skip("../shared/datasets is absent")
     tmp = tmp_path_factory.mktemp("fork")
-    (tmp / "problem.md").write_text(problem_text(row))
+    (tmp / "problem.md").write_text(_asking_for_a_fork(row))
     data = ROOT.parent / "shared" / "datasets" / TABLE
     proc = run_bcc("run", str(tmp / "problem.md"), str(data), "--out", str(tmp / "run"), "--quiet")
     assert proc.returncode == 0, proc.stderr
@@ -119,9 +125,11 @@ def test_a_fork_replays_to_the_same_notebook(offline_fork: Path, tmp_path: Path)
 
 def test_max_alternatives_1_runs_one_behavior(tmp_path: Path) -> None:
     example = ROOT / "examples" / "penguins"
+    problem = (example / "problem.md").read_text().replace("---\n", "---\nfork: yes\n", 1)
+    (tmp_path / "problem.md").write_text(problem)  # the problem asks for it: the option wins
     run = tmp_path / "run"
     proc = run_bcc(
-        "run", str(example / "problem.md"), str(example / "penguins.csv"), "--out", str(run),
+        "run", str(tmp_path / "problem.md"), str(example / "penguins.csv"), "--out", str(run),
         "--quiet", "--max-alternatives", "1", "--no-verify",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -315,7 +323,7 @@ def test_a_run_killed_during_a_fork_resumes_to_a_completed_run(
     offline_fork: Path, tmp_path: Path
 ) -> None:
     row = next(r for r in manifest() if r["file"] == TABLE)
-    (tmp_path / "problem.md").write_text(problem_text(row))
+    (tmp_path / "problem.md").write_text(_asking_for_a_fork(row))
     data = ROOT.parent / "shared" / "datasets" / TABLE
     run, mark = tmp_path / "run", tmp_path / "paused"
     fork_seq = _summary(offline_fork)["alternatives"][0]["seq"]

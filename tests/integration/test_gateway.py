@@ -120,7 +120,9 @@ def test_a_run_through_the_gateway_matches_a_local_run(
 def test_a_gateway_killed_mid_run_ends_resumable_and_resume_completes(
     tmp_path: Path, gateway: KernelGateway
 ) -> None:
-    problem, data, run = EXAMPLE / "problem.md", EXAMPLE / "penguins.csv", tmp_path / "run"
+    problem, data, run = tmp_path / "problem.md", EXAMPLE / "penguins.csv", tmp_path / "run"
+    # a fork too (the small table would not make one): its branch kernels' directories below
+    problem.write_text((EXAMPLE / "problem.md").read_text().replace("---\n", "---\nfork: yes\n", 1))
     proc = subprocess.Popen(
         [*BCC, "run", str(problem), str(data), "--out", str(run), "--json",
          "--kernel-gateway", gateway.url],

@@ -368,13 +368,60 @@ def test_401_fails_at_once_with_the_key_variable(tmp_path: Path, fault_clock):
     with FakeLLM() as fake:
         fake.push(Reply(401))
         done = llm_run(fake, tmp_path)
+        checks = list(fake.key_checks)
     assert done.proc.returncode == 4, done.proc.stderr
-    assert len(done.requests) == 1  # not retried
+    # the key check, made while the kernel boots, answered: no model call was made
+    assert [c.path for c in checks] == ["/v1/models"] and done.requests == []
+    assert checks[0].headers["authorization"] == "Bearer sk-test"
     assert len(done.lines) == 1 and "OPENAI_API_KEY" in done.lines[0]
-    after = done.started + done.seconds - done.requests[0].at
+    assert "authentication failed" in done.lines[0]
+    assert fsm_state(done.run) == "WORKFLOW_ABORTED"  # resumable, as after a refused call
+    after = done.started + done.seconds - checks[0].at
     fault_clock(f"401 to exit 4 ({done.seconds:.2f} s for the whole bcc process)", after)
-    assert after < 5
     assert kernels_in(done.run) == []  # the kernel launched at the start was killed
+
+
+def test_401_from_the_first_call_where_the_key_check_learns_nothing(tmp_path: Path):
+    """A server without ``GET /models``: the first call's 401 fails the run, as before."""
+    with FakeLLM() as fake:
+        fake.serves_models = False
+        fake.push(Reply(401))
+        done = llm_run(fake, tmp_path)
+        checks = list(fake.key_checks)
+    assert done.proc.returncode == 4, done.proc.stderr
+    assert len(checks) == 1 and len(done.requests) == 1  # checked, then called once
+    assert len(done.lines) == 1 and "OPENAI_API_KEY" in done.lines[0]
+    assert fsm_state(done.run) == "WORKFLOW_ABORTED"
+    assert kernels_in(done.run) == []
+
+
+def test_an_unknown_provider_found_while_the_kernel_boots_leaves_no_run_and_no_kernel(
+    tmp_path: Path,
+):
+    """The model's backend is built (litellm imported) while the kernel boots; when the model
+    string turns out unusable, bcc ends that kernel and removes what it made of the run."""
+    problem, data = inputs(tmp_path)
+    run = tmp_path / "run"
+    proc, _, _ = bcc("run", str(problem), str(data), "--model", "nosuchprovider/x",
+                     "--out", str(run), "--no-verify", "--quiet")  # fmt: skip
+    assert proc.returncode == 4, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unknown model provider" in lines[0] and "(fix: " in lines[0]
+    assert not run.exists()
+    assert kernels_under(tmp_path) == []
+
+
+def kernels_under(folder: Path) -> list[int]:
+    """Pids of ipykernel processes working in ``folder`` or below (removed ones too)."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cwd = os.readlink(proc / "cwd")
+            if b"ipykernel" in (proc / "cmdline").read_bytes() and cwd.startswith(str(folder)):
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
 
 
 def kernels_in(run_dir: Path) -> list[int]:

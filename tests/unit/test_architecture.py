@@ -8,6 +8,7 @@ free of litellm.)
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "notebook_bcc"
@@ -157,3 +158,15 @@ def test_no_code_hides_in_a_string() -> None:
             if len(lines) > MAX_CODE_STRING_LINES and _is_python(node.value):
                 hidden.append(f"{path.relative_to(PACKAGE)}:{node.lineno} ({len(lines)} lines)")
     assert not hidden, hidden
+
+
+def test_the_architecture_doc_draws_the_layers_this_test_enforces() -> None:
+    """docs/architecture.md's layer table names every top-level module once, at its layer."""
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawn: dict[str, int] = {}
+    for row in re.findall(r"^\| (\d+) \| ([^|]+) \|", doc, re.MULTILINE):
+        for name in re.findall(r"`([^`]+)`", row[1]):
+            top = name.removesuffix("/").removesuffix(".py")
+            assert top not in drawn, f"docs/architecture.md draws {name} twice"
+            drawn[top] = int(row[0])
+    assert drawn == LAYERS

@@ -95,5 +95,7 @@ def test_unmade_lists_artifacts_of_failed_work_that_the_kernel_lacks() -> None:
         StageRecord("clean", "Clean", "", ["clean"], ["raw"], status="skipped"),
         StageRecord("eda", "EDA", "", ["plots"], ["clean"]),
     ]
-    state.ledger.observe([VariableInfo("profile", "dict", None, 1, (), 10, "{}")], "load/read#3")
+    state.ledger.record_namespace(
+        [VariableInfo("profile", "dict", None, 1, (), 10, "{}")], "load/read#3"
+    )
     assert state.unmade() == {"raw": "step load/read failed", "clean": "stage clean skipped"}

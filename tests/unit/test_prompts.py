@@ -185,15 +185,15 @@ def test_a_retry_shows_the_reviewers_feedback_once() -> None:
 
 
 def test_a_retry_is_located_in_its_step_not_in_the_behavior_it_replaces() -> None:
-    from notebook_bcc.contract.observation import observe
+    from notebook_bcc.contract.observation import build_observation
     from notebook_bcc.rundir.state import StageRecord, StepRecord, WorkflowState
 
     s = WorkflowState(run_id="r", problem_title="p", fsm_state="STEP_RUNNING")
     s.stages = [StageRecord("a", "A", "g", [], [], "running", [StepRecord("s1", "S", "g", [], [])])]
     s.behavior_id = "s1_b1"
     kw = dict(problem="p", files=(), behavior=None, max_behaviors=4, seed=1)
-    assert observe(s, Event.START_BEHAVIOR, **kw).location == "a/s1"  # type: ignore[arg-type]
-    assert observe(s, Event.COMPLETE_STEP, **kw).location == "a/s1/s1_b1"  # type: ignore[arg-type]
+    assert build_observation(s, Event.START_BEHAVIOR, **kw).location == "a/s1"  # type: ignore[arg-type]
+    assert build_observation(s, Event.COMPLETE_STEP, **kw).location == "a/s1/s1_b1"  # type: ignore[arg-type]
 
 
 def test_a_name_kept_as_a_dicts_key_is_not_called_deleted() -> None:
@@ -374,7 +374,9 @@ def test_the_reflectors_see_a_deprecated_variable_s_kind_and_size() -> None:
     """Trial H: a variable deprecated but still in the kernel lost its kind and size."""
     ledger = VariableLedger()
     cols = (("a", "int64"), ("b", "str"))
-    ledger.observe([Info("old", "DataFrame", "4x2", columns=cols), Info("new", "dict")], "s/t#1")
+    ledger.record_namespace(
+        [Info("old", "DataFrame", "4x2", columns=cols), Info("new", "dict")], "s/t#1"
+    )
     assert ledger.deprecate("old", "new", "s", {}).applied
     stage = render(_obs("COMPLETE_STAGE", ledger_view=ledger.prompt_view())).user
     note = "(DEPRECATED by s, still in the kernel; use new instead)"

@@ -163,15 +163,15 @@ def test_a_revision_needs_a_reason() -> None:
 
 
 def test_later_prompts_show_the_plan_as_revised_and_no_superseded_finding() -> None:
-    from notebook_bcc.contract.observation import observe
+    from notebook_bcc.contract.observation import build_observation
 
     s = _state()
     revisions.apply(_revision(), s)
     kw = dict(problem="p", files=(), behavior=None, max_behaviors=4, seed=1)
-    user = render(observe(s, Event.START_BEHAVIOR, **kw)).user  # type: ignore[arg-type]
+    user = render(build_observation(s, Event.START_BEHAVIOR, **kw)).user  # type: ignore[arg-type]
     assert "Fit with LinearRegression." in user and "statsmodels." not in user.split("## Plan")[1]
     assert "step `residuals`: " in user.split("## Plan")[1] and "residuals [pending]" in user
-    step_planner = render(observe(s, Event.START_STEP, **kw)).user  # type: ignore[arg-type]
+    step_planner = render(build_observation(s, Event.START_STEP, **kw)).user  # type: ignore[arg-type]
     assert "missing counts are not yet measured" not in step_planner
     assert "(low) 344 rows" in step_planner
     assert (

@@ -43,7 +43,7 @@ def _state() -> WorkflowState:
 
 def test_state_round_trips_through_json():
     st = _state()
-    st.ledger.observe(
+    st.ledger.record_namespace(
         [Info("raw", "DataFrame", "3x2", 3, (("x", "int64"),), 100, "DataFrame 3x2")], "a/s1"
     )
     data = st.to_json()
@@ -57,7 +57,7 @@ def test_g5_protects_required_variables():
     st = _state()
     need = st.remaining_required()
     assert "raw" in need and "clean" in need  # step s2 needs raw; clean is a stage artifact
-    st.ledger.observe([Info("raw"), Info("tmp")], "a/s1")
+    st.ledger.record_namespace([Info("raw"), Info("tmp")], "a/s1")
     refused = st.ledger.deprecate("raw", "clean", "a", need)
     assert not refused.applied and "s2" in refused.reason
     assert st.ledger.deprecate("tmp", None, "a", need).applied
@@ -72,7 +72,7 @@ def test_g5_protects_required_variables():
 
 def test_stale_retained_note_is_not_shown():
     ledger = VariableLedger()
-    ledger.observe([Info("x")], "s/t#1")
+    ledger.record_namespace([Info("x")], "s/t#1")
     ledger.retain("x", "t2")
     assert "(retained for t2)" in ledger.prompt_view(in_use={"t2"}).lines[0][1]
     assert ledger.prompt_view(in_use={"t3"}).lines[0][1].startswith("- x: int (retained)")
@@ -80,10 +80,10 @@ def test_stale_retained_note_is_not_shown():
 
 def test_ledger_lifecycle_and_view_names_every_variable():
     ledger = VariableLedger()
-    ledger.observe([Info(f"v{i}", repr="x" * 150) for i in range(200)], "s/t#1")
+    ledger.record_namespace([Info(f"v{i}", repr="x" * 150) for i in range(200)], "s/t#1")
     view = ledger.prompt_view()
     assert len(view.lines) == 200 and set(_by_name(view.lines)) == {f"v{i}" for i in range(200)}
-    ledger.observe([Info("v1", repr="changed")], "s/t#2")
+    ledger.record_namespace([Info("v1", repr="changed")], "s/t#2")
     assert ledger.get("v1").updated_by == "s/t#2" and ledger.get("v1").created_by == "s/t#1"
     assert ledger.get("v2").status == "deleted"
 
@@ -124,7 +124,7 @@ def test_a_protected_variable_names_every_later_step_and_stage_that_needs_it():
 
 def test_a_replacement_deleted_since_is_said_so_with_where_the_chain_ends():
     ledger = VariableLedger()
-    ledger.observe([Info("raw_co2"), Info("co2_weekly"), Info("co2_monthly")], "s/t#1")
+    ledger.record_namespace([Info("raw_co2"), Info("co2_weekly"), Info("co2_monthly")], "s/t#1")
     ledger.deprecate("raw_co2", "co2_weekly", "load", {})
     ledger.deprecate("co2_weekly", "co2_monthly", "resample", {})
     ledger.mark_deleted(["raw_co2", "co2_weekly"], "s/t#2")
@@ -138,8 +138,8 @@ def test_a_replacement_deleted_since_is_said_so_with_where_the_chain_ends():
 def test_a_table_with_the_columns_of_an_earlier_one_names_it_instead_of_listing_them():
     cols = (("a", "int64"), ("b", "float64"), ("c", "str"))
     ledger = VariableLedger()
-    ledger.observe([Info("X", "DataFrame", "10x3", columns=cols)], "s/t#1")
-    ledger.observe(
+    ledger.record_namespace([Info("X", "DataFrame", "10x3", columns=cols)], "s/t#1")
+    ledger.record_namespace(
         [
             Info("X", "DataFrame", "10x3", columns=cols),
             Info("X_train", "DataFrame", "8x3", columns=cols),
@@ -167,7 +167,7 @@ def test_a_tables_index_follows_its_columns() -> None:
     cols = (("n", "int64"), ("mean", "float64"), ("share", "float64"))
     ledger = VariableLedger()
     frame = Info("by_city", "DataFrame", "7x3", columns=cols, index="city:str (7 labels)")
-    ledger.observe([frame, Info("n", index="")], "s/t#1")
+    ledger.record_namespace([frame, Info("n", index="")], "s/t#1")
     view = _by_name(ledger.prompt_view().lines)
     assert view["by_city"].endswith("share:float64; index city:str (7 labels)")
     assert view["n"] == "- n: int = 1"
