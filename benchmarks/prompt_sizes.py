@@ -21,17 +21,19 @@ Usage: .venv/bin/python benchmarks/prompt_sizes.py [--baseline REV] [RUN_DIR ...
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import subprocess
+import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 from lxml import etree
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.checkouts import ROOT, bcc_of, checkout
+
 TRIAL = ROOT / "benchmarks" / "fixtures" / "penguins_trial"
-PYTHON = ROOT / ".venv" / "bin" / "python"
 
 
 def requests(run: Path) -> list[tuple[str, str]]:
@@ -134,15 +136,7 @@ def measure(run: Path) -> dict[str, object]:
 
 def replay(run: Path, out: Path, code: Path) -> Path:
     """``bcc replay`` of ``run`` by the package in ``code`` (a checkout)."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
-    proc = subprocess.run(
-        [str(PYTHON), "-m", "notebook_bcc", "replay", str(run), "--out", str(out), "--quiet"],
-        env=env,
-        cwd=code,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
+    proc = bcc_of(code, ["replay", str(run), "--out", str(out), "--quiet"])
     if proc.returncode != 0:
         raise SystemExit(f"replay of {run} failed ({proc.returncode}): {proc.stderr[-1500:]}")
     return out
@@ -168,44 +162,32 @@ def main() -> None:
         return chars - shared + args.cached_price * shared
 
     runs = args.runs or [TRIAL]
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
         codes = {"after": ROOT}
         if args.baseline:
-            before = Path(tmp) / "baseline"
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(before),
-                 args.baseline],
-                check=True,
-            )  # fmt: skip
-            codes = {"before": before, "after": ROOT}
+            codes = {"before": stack.enter_context(checkout(args.baseline, Path(tmp))), **codes}
         totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-        try:
-            for n, run in enumerate(runs, 1):
-                print(f"\n{run} (recorded: {len(requests(run))} requests)")
-                for label, code in codes.items():
-                    m = measure(replay(run, Path(tmp) / f"{label}-{n}", code))
-                    t = totals[label]
-                    t[0] += m["calls"]  # type: ignore[operator]
-                    t[1] += m["chars"]  # type: ignore[operator]
-                    t[2] += round(m["share"] * m["chars"])  # type: ignore[operator]
-                    print(
-                        f"  {label:<6} {m['calls']:>3} calls {m['chars']:>10,} chars "
-                        f"({m['chars'] // max(1, m['calls']):,} a call), cacheable share "  # type: ignore[operator]
-                        f"{m['share']:.2f}, billed as "
-                        f"{billed(m['chars'], m['share'] * m['chars']):,.0f}, "  # type: ignore[operator]
-                        f"prompts with history left out: {m['trimmed']}"
-                    )
-                    problems = m["problems"]
-                    print(f"    what the agents need, whole: {len(problems)} problems")  # type: ignore[arg-type]
-                    for problem in problems[:10]:  # type: ignore[index]
-                        print(f"      {problem}")
-                    kinds_table(m["kinds"])  # type: ignore[arg-type]
-        finally:
-            if args.baseline:
-                subprocess.run(
-                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)],
-                    check=False,
+        for n, run in enumerate(runs, 1):
+            print(f"\n{run} (recorded: {len(requests(run))} requests)")
+            for label, code in codes.items():
+                m = measure(replay(run, Path(tmp) / f"{label}-{n}", code))
+                t = totals[label]
+                t[0] += m["calls"]  # type: ignore[operator]
+                t[1] += m["chars"]  # type: ignore[operator]
+                t[2] += round(m["share"] * m["chars"])  # type: ignore[operator]
+                print(
+                    f"  {label:<6} {m['calls']:>3} calls {m['chars']:>10,} chars "
+                    f"({m['chars'] // max(1, m['calls']):,} a call), cacheable share "  # type: ignore[operator]
+                    f"{m['share']:.2f}, billed as "
+                    f"{billed(m['chars'], m['share'] * m['chars']):,.0f}, "  # type: ignore[operator]
+                    f"prompts with history left out: {m['trimmed']}"
                 )
+                problems = m["problems"]
+                print(f"    what the agents need, whole: {len(problems)} problems")  # type: ignore[arg-type]
+                for problem in problems[:10]:  # type: ignore[index]
+                    print(f"      {problem}")
+                kinds_table(m["kinds"])  # type: ignore[arg-type]
         print("\nall runs")
         for label, (calls, chars, shared) in totals.items():
             print(f"  {label:<6} {calls:>4} calls {chars:>11,} chars, cacheable share "

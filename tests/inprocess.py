@@ -37,7 +37,7 @@ def bcc_in_process(
     out, err = io.StringIO(), io.StringIO()
     with (
         _environment({**(os.environ if environ is None else environ), **(env or {})}),
-        _working_in(cwd),
+        contextlib.chdir(cwd),
         _signals_kept(),
         _kernels(kernels or ScriptedKernels()),
         contextlib.redirect_stdout(out),
@@ -69,16 +69,6 @@ def _environment(env: Mapping[str, str]) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-
-
-@contextlib.contextmanager
-def _working_in(path: Path) -> Iterator[None]:
-    before = os.getcwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(before)
 
 
 @contextlib.contextmanager

@@ -25,13 +25,11 @@ import builtins
 import contextlib
 import io
 import json
-import os
 import sys
 import threading
 import traceback
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from time import monotonic
 from typing import Any
 
@@ -148,7 +146,7 @@ class ScriptedKernel:
         error: BaseException | None = None
         with (
             _ONE_AT_A_TIME,
-            _working_in(self.cwd),
+            contextlib.chdir(self.cwd),
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(err),
             _displays_captured(),
@@ -241,7 +239,7 @@ class ScriptedKernel:
         return self._helper("fetch_ns", payload)
 
     def _helper(self, func: str, payload: Any) -> Any:
-        with _ONE_AT_A_TIME, _working_in(self.cwd):
+        with _ONE_AT_A_TIME, contextlib.chdir(self.cwd):
             return json.loads(getattr(self._helpers, func)(json.dumps(payload)))
 
     def _reset(self) -> None:
@@ -342,13 +340,3 @@ def _figures_shown() -> list[dict[str, Any]]:
     shown = list(_shown)
     _shown.clear()
     return shown
-
-
-@contextlib.contextmanager
-def _working_in(path: Path):
-    before = os.getcwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(before)
