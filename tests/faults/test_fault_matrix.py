@@ -109,7 +109,7 @@ def _kernel_pids(run: Path) -> list[int]:
     return [r["pid"] for r in records if r.get("pid")]
 
 
-def _assert_one_history(run: Path, command: list[str]) -> None:
+def _assert_one_history(run: Path, command: list[str] = BCC) -> None:
     committed = sorted(
         p.name for p in (run / "logs").glob("[0-9]*_*.xml") if p.name.count(".") == 1
     )
