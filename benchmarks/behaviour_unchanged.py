@@ -28,7 +28,7 @@ from tests.conftest import manifest, problem_text
 
 SHARED = ROOT.parent / "shared" / "datasets"
 TABLES = ["rd_msleep.csv", "dabench_titanic.csv", "sm_co2.csv", "rd_survey.csv", "vega_cars.csv"]
-FORK_TABLE = "dabench_abalone.csv"  # 4,177 rows x 9: forks in both (size rule, or always)
+FORK_TABLE = "dabench_weather_train.csv"  # 150,147 cells: forks in both (by size; always before)
 
 
 def _problem(tmp: Path, name: str) -> Path:
