@@ -52,7 +52,7 @@ def cases(tmp: Path) -> dict[str, list[str]]:
         found[f"fork {FORK_TABLE}"] = [
             "run", str(_problem(tmp, FORK_TABLE)), str(SHARED / FORK_TABLE), *fork
         ]  # fmt: skip
-    for recorded in sorted((ROOT / "benchmarks" / "fixtures").glob("*/state.json")):
+    for recorded in sorted((ROOT / "benchmarks" / "fixtures").glob("*/config.json")):
         found[f"replay {recorded.parent.name}"] = ["replay", str(recorded.parent), "--quiet"]
     return found
 
