@@ -117,8 +117,10 @@ class AgentBeingBuilt:
         self.model = settings.model
         self._future: Future[Agent] = Future()
         self._refusal: Future[BaseException | None] = Future()
-        for target in (self._build, self._check):
-            threading.Thread(target=target, args=(settings,), daemon=True).start()
+        threading.Thread(target=self._check, args=(settings,), daemon=True).start()
+        # built here, not on a thread: litellm's import on a thread beside the run's start
+        # (the kernel's launch, pandas' import for the preview) took 50 s instead of 6 s
+        self._build(settings)
 
     def _build(self, settings: AgentSettings) -> None:
         try:
@@ -145,6 +147,8 @@ class AgentBeingBuilt:
             wait([self._future, self._refusal], return_when=FIRST_COMPLETED)
             if self.refusal() is not None:
                 return self
+        if self.refusal() is not None:  # refused while the backend was built
+            return self
         return self._future.result()
 
     def respond(
