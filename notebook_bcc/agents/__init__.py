@@ -108,10 +108,12 @@ def make_agent(
 
 
 class AgentBeingBuilt:
-    """An agent whose backend is built on a thread of its own (a model's backend imports
-    litellm, seconds of work), so that the run's kernel boots meanwhile; another thread checks
-    the model's key (``key_check``), so that a refused key fails the first call at once.
-    ``settled()`` waits for either; ``respond`` raises the refusal, else waits for the backend."""
+    """An agent whose backend is built when it is made (a model's backend imports litellm,
+    seconds of work) while a thread checks the model's key (``key_check``), so that a refused
+    key fails the first call at once. ``settled()`` gives the backend, or this agent when the
+    key was refused; ``respond`` raises the refusal, else asks the backend. (The backend was
+    built on a thread too, but litellm's import there crawled: see ``__init__``; the future
+    that held it is kept, and now is done when ``__init__`` returns.)"""
 
     def __init__(self, settings: AgentSettings) -> None:
         self.model = settings.model
