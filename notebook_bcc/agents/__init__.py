@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -96,6 +96,12 @@ agents.register(
 agents.register("litellm", lambda m: True, "notebook_bcc.agents.llm:LLMAgent")  # any other
 
 
+#: how long ``AgentBeingBuilt.settled`` waits for the key check before building the backend
+#: anyway (a provider answers ``GET /models`` in well under a second; a silent one must not
+#: hold the run up)
+KEY_CHECK_WAIT_S = 2.0
+
+
 def make_agent(
     model: str,
     *,
@@ -108,33 +114,27 @@ def make_agent(
 
 
 class AgentBeingBuilt:
-    """An agent whose backend is built when it is made (a model's backend imports litellm,
-    seconds of work) while a thread checks the model's key (``key_check``), so that a refused
-    key fails the first call at once. ``settled()`` gives the backend, or this agent when the
-    key was refused; ``respond`` raises the refusal, else asks the backend. (The backend was
-    built on a thread too, but litellm's import there crawled: see ``__init__``; the future
-    that held it is kept, and now is done when ``__init__`` returns.)"""
+    """An agent whose model's key is checked on a thread (``key_check``, one HTTP request)
+    from the moment it is made, while the run's directory is written and its kernel spawned.
+
+    ``settled()`` waits for that check (at most ``KEY_CHECK_WAIT_S``), then gives the backend,
+    built there on the calling thread (a model's imports litellm, seconds of work while the
+    kernel boots in its own process; on a thread beside the run's start that import took 50 s
+    instead of 6 s), or this agent when the key was refused: then nothing is imported, and
+    ``respond`` raises the refusal, so a bad key ends the run in about a second."""
 
     def __init__(self, settings: AgentSettings) -> None:
         self.model = settings.model
-        self._future: Future[Agent] = Future()
+        self._settings = settings
         self._refusal: Future[BaseException | None] = Future()
-        threading.Thread(target=self._check, args=(settings,), daemon=True).start()
-        # built here, not on a thread: litellm's import on a thread beside the run's start
-        # (the kernel's launch, pandas' import for the preview) took 50 s instead of 6 s
-        self._build(settings)
+        self._backend: Agent | None = None
+        threading.Thread(target=self._check, daemon=True).start()
 
-    def _build(self, settings: AgentSettings) -> None:
-        try:
-            self._future.set_result(agents.build(settings))
-        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits, as it was raised
-            self._future.set_exception(exc)
-
-    def _check(self, settings: AgentSettings) -> None:
+    def _check(self) -> None:
         from notebook_bcc.agents.key_check import refused_key
 
         try:
-            refusal = refused_key(settings.model, settings.api_base)
+            refusal = refused_key(self._settings.model, self._settings.api_base)
         except Exception:  # noqa: BLE001 - a check that broke says nothing: the call decides
             refusal = None
         self._refusal.set_result(refusal)
@@ -143,23 +143,23 @@ class AgentBeingBuilt:
         return self._refusal.result() if self._refusal.done() else None
 
     def settled(self) -> Agent:
-        """The backend once built (raising what building raised: an unusable model string),
-        or this agent when the key was refused first (its ``respond`` raises that)."""
-        while not self._future.done():
-            wait([self._future, self._refusal], return_when=FIRST_COMPLETED)
-            if self.refusal() is not None:
-                return self
-        if self.refusal() is not None:  # refused while the backend was built
+        """The backend (raising what building raised: an unusable model string), or this
+        agent when the key was refused (its ``respond`` raises that)."""
+        wait([self._refusal], timeout=KEY_CHECK_WAIT_S)
+        if self.refusal() is not None:
             return self
-        return self._future.result()
+        if self._backend is None:
+            self._backend = agents.build(self._settings)
+        return self._backend
 
     def respond(
         self, prompt: RenderedPrompt, obs: Observation, *, repair: str | None = None
     ) -> AgentReply:
+        backend = self.settled()
         refused = self.refusal()
         if refused is not None:
             raise refused
-        return self._future.result().respond(prompt, obs, repair=repair)
+        return backend.respond(prompt, obs, repair=repair)
 
 
 def raise_if_refused(agent: Agent) -> None:

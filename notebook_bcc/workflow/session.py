@@ -55,7 +55,7 @@ def create_run(
     title = spec.title
     slug = slugify(title or inputs.problem.stem)
     root = RunStore.choose_dir(out, runs_dir, slug)
-    # built on a thread while the run directory is made and the kernel boots (below)
+    # its key checked on a thread while the run directory is made and the kernel spawned
     agent = AgentBeingBuilt(
         AgentSettings(config.model, config.api_base, root.name, config.llm_timeout)
     )
@@ -85,7 +85,7 @@ def create_run(
             kernels=kernels,
         )
         local = config.is_offline or config.model.startswith("replay:")  # built at once
-        if not local:  # a model's backend imports litellm (seconds): the kernel boots meanwhile
+        if not local and agent.refusal() is None:  # litellm's import (below): while it boots
             runner.host.launch()
         try:
             runner.agent = agent.settled()  # an unusable model string (exit 4): nothing kept
