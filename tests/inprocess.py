@@ -19,16 +19,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from notebook_bcc import cli, failpoints
-from notebook_bcc.agents.llm import _litellm
 from notebook_bcc.workflow import runner
 from tests.scripted_kernel import ScriptedKernels
 
 __all__ = ["bcc_in_process"]
-
-# litellm's import (seconds), made once here on the main thread: bcc makes it on a thread of
-# its own while the run starts, and in this process, beside pytest's threads, that import
-# took over a minute where a plain thread takes 8 s (not understood yet; README, issue 40 note)
-_litellm()
 
 ROOT = Path(__file__).resolve().parents[1]
 
