@@ -1,6 +1,12 @@
-"""Honest outcomes and the smaller faults of issue 38, each through the real CLI: its exit code
-and its one line. The model is the loopback server (``tests.fakellm``) playing a scripted
-policy whose action cells are the fault."""
+"""Honest outcomes and the smaller faults of issue 38, each through the CLI: its exit code and
+its one line. The model is the loopback server (``tests.fakellm``, through litellm) playing a
+scripted policy whose action cells are the fault.
+
+What is checked is bcc's own handling (guards, verification, errors at the edge), so ``bcc``
+runs in this process with scripted kernels (``tests/inprocess.py``); a cell that hangs past
+``--cell-timeout`` is scripted (``# kernel: timeout``: the cell's code runs, then it ends as a
+timed-out cell ends), as a kernel's own timeout is test_kernel's. The read-only run directory
+stays a real ``bcc`` process under bubblewrap."""
 
 from __future__ import annotations
 
@@ -14,16 +20,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.conftest import run_bcc
 from tests.fakellm import FakeLLM, Request
-from tests.integration.test_llm import BCC, ROOT, _env, bcc
+from tests.inprocess import bcc_in_process
+from tests.integration.test_llm import BCC, ROOT, _env, bcc_scripted
 from tests.scripted import one_stage
 
 pytestmark = pytest.mark.timeout(300)
 
-#: a load cell that assigns its table, then hangs past --cell-timeout
+#: a load cell that assigns its table, then hangs past --cell-timeout (scripted: the kernel
+#: double ends it as a timed-out cell)
 HANG_AFTER_ASSIGN = (
-    "import pandas as pd\nframe = pd.read_csv(user_submit_files[0])\nimport time\ntime.sleep(60)"
+    "import pandas as pd\nframe = pd.read_csv(user_submit_files[0])\n# kernel: timeout"
 )
 
 
@@ -47,7 +54,7 @@ def run_with(tmp: Path, policy, *extra: str) -> tuple[object, Path, FakeLLM]:
     problem.write_text("Count the rows.\n")
     data.write_text("a,b\n1,2\n3,4\n")
     with FakeLLM(policy=policy) as fake:
-        proc, _, _ = bcc(
+        proc, _, _ = bcc_scripted(
             "run", str(problem), str(data), "--model", "openai/fake-model",
             "--api-base", fake.url, "--out", str(run), "--cell-timeout", "3", *extra,
         )  # fmt: skip
@@ -71,7 +78,7 @@ def test_a_notebook_that_does_not_rerun_exits_10(tmp_path: Path) -> None:
     assert summary["outcome"] == result["outcome"]
     outcome_line = (run / "summary.md").read_text().splitlines()[2]
     assert outcome_line.startswith("**Outcome:** completed, but the notebook does not re-run")
-    status = bcc("status", str(run))[0].stdout
+    status = bcc_in_process("status", str(run)).stdout
     assert "outcome   completed, but the notebook does not re-run" in status
 
 
@@ -129,10 +136,9 @@ def test_no_api_key_is_one_whole_line_naming_the_variable_and_not_retried(
     data.write_text("a,b\n1,2\n3,4\n")
     env = {k: v for k, v in _env().items() if not k.endswith(("_API_KEY", "_ADMIN_KEY"))}
     with FakeLLM() as fake:
-        proc = subprocess.run(
-            [*BCC, "run", str(problem), str(data), "--model", "openai/fake-model",
-             "--api-base", fake.url, "--out", str(run)],
-            capture_output=True, text=True, timeout=150, env=env, cwd=ROOT,
+        proc = bcc_in_process(
+            "run", str(problem), str(data), "--model", "openai/fake-model",
+            "--api-base", fake.url, "--out", str(run), environ=env,
         )  # fmt: skip
     assert proc.returncode == 4, proc.stderr[-2000:]
     line = proc.stderr.strip().splitlines()[-1]
@@ -156,7 +162,7 @@ def test_a_gzip_holding_one_huge_line_is_refused_before_anything_is_read(tmp_pat
             handle.write(mebibyte)
         handle.write(gzip.compress(b",1\n"))
     assert data.stat().st_size < 2 * 2**20
-    proc = run_bcc("run", str(problem), str(data), "--out", str(run))
+    proc = bcc_in_process("run", str(problem), str(data), "--out", str(run))
     assert proc.returncode == 3, proc.stderr[-2000:]
     assert proc.stderr.strip().splitlines() == [
         "error: data file wide.csv.gz has a line over 16 MiB (decompressed) (fix: pass a table "
@@ -172,7 +178,7 @@ def stopped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     problem, data, run = tmp / "problem.md", tmp / "d.csv", tmp / "run"
     problem.write_text("Count the rows.\n")
     data.write_text("a,b\n1,2\n3,4\n")
-    proc = run_bcc(
+    proc = bcc_in_process(
         "run", str(problem), str(data), "--out", str(run), "--quiet",
         env={"BCC_FAILPOINTS": "agent@1=bug"},
     )  # fmt: skip
@@ -193,7 +199,7 @@ def test_a_damaged_checkpoint_says_so(stopped_run: Path, tmp_path: Path) -> None
     (run / "state.json").write_text('{"schema_version": 1, "fsm_st')
     remedy = f"(fix: restore it from a backup, or redo the run without a model: `bcc replay {run}"
     for command in ("status", "resume", "report"):
-        proc = run_bcc(command, str(run))
+        proc = bcc_in_process(command, str(run))
         assert proc.returncode == 3, (command, proc.stderr)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(
@@ -201,7 +207,7 @@ def test_a_damaged_checkpoint_says_so(stopped_run: Path, tmp_path: Path) -> None
         )
         assert remedy in lines[0], lines
     (run / "state.json").unlink()
-    proc = run_bcc("resume", str(run))
+    proc = bcc_in_process("resume", str(run))
     assert proc.returncode == 3
     assert proc.stderr.strip().splitlines() == [
         f"error: {run}/state.json, the run's checkpoint, is missing: the run directory is damaged "
@@ -248,7 +254,7 @@ def test_a_disk_full_while_the_run_directory_is_made_leaves_nothing(
         if run.name == "empty":
             run.mkdir()
         args = ["run", str(problem), str(data), "--out", str(run), "--quiet"]
-        proc = run_bcc(*args, env={"BCC_FAILPOINTS": f"{point}=enospc"})
+        proc = bcc_in_process(*args, env={"BCC_FAILPOINTS": f"{point}=enospc"})
         assert proc.returncode == 8, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"error: disk full while writing {run}")
@@ -257,6 +263,6 @@ def test_a_disk_full_while_the_run_directory_is_made_leaves_nothing(
             "(nothing of the run was kept))"
         ), lines
         assert not run.exists() if run.name == "new" else not any(run.iterdir())
-        started = run_bcc(*args, env={"BCC_FAILPOINTS": "agent@1=bug"})  # stops once started
+        started = bcc_in_process(*args, env={"BCC_FAILPOINTS": "agent@1=bug"})  # stops at once
         assert started.returncode == 1 and "failpoint agent@1" in started.stderr, started.stderr
         assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_ABORTED"
