@@ -1,5 +1,8 @@
 """The offline analyst never reports a leak as a result (issue 13): a target defined as a
-threshold of another column is caught by the single-feature check, and by ``drop``."""
+threshold of another column is caught by the single-feature check, and by ``drop``.
+
+The offline analyst's choice is what is tested: ``bcc`` runs in this process with scripted
+kernels (``tests/inprocess.py``); the analyst's cells really run, and the run is verified."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import run_bcc
+from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -30,7 +33,9 @@ def _run(tmp: Path, front: str) -> dict:
     _table(data)
     problem = tmp / "problem.md"
     problem.write_text(f"---\ntarget: grade\n{front}---\nPredict the `grade` of a student.\n")
-    proc = run_bcc("run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet")
+    proc = bcc_in_process(
+        "run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet", "--no-verify"
+    )  # the verification of the analyst's cells is test_end_to_end's
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads((tmp / "run" / "summary.json").read_text())["key_results"]
 
