@@ -1,4 +1,8 @@
-"""The CLI as a user meets it: JSON events, status, logs, and one-line errors for bad input."""
+"""The CLI as a user meets it: JSON events, status, logs, and one-line errors for bad input.
+
+The run is a real ``bcc`` process (its import profile shows that an offline run never imports
+litellm); ``status``, ``logs`` and the bad inputs, which start no kernel, run the same command
+line in this process (``tests/inprocess.py``: ``cli.invoke``, its exit codes and lines)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_bcc
+from tests.inprocess import bcc_in_process
 
 PROBLEM = "---\ntitle: Numbers\ntask: eda\n---\nDescribe the numbers.\n"
 
@@ -55,25 +60,25 @@ def test_offline_run_never_imports_litellm(json_run):
 
 def test_status_json_matches_state(json_run):
     _, out = json_run
-    proc = run_bcc("status", str(out), "--json")
+    proc = bcc_in_process("status", str(out), "--json")
     assert proc.returncode == 0, proc.stderr
     status = json.loads(proc.stdout)
     state = json.loads((out / "state.json").read_text())
     assert status["fsm_state"] == state["fsm_state"] == "WORKFLOW_COMPLETED"
     assert status["location"] == state["location"]
     assert {v["name"] for v in status["ledger"]} == {v["name"] for v in state["ledger"]}
-    text = run_bcc("status", str(out))
+    text = bcc_in_process("status", str(out))
     assert text.returncode == 0 and "WORKFLOW_COMPLETED" in text.stdout
 
 
 def test_logs_list_and_show(json_run):
     _, out = json_run
-    listing = run_bcc("logs", str(out))
+    listing = bcc_in_process("logs", str(out))
     assert listing.returncode == 0
     assert len(listing.stdout.splitlines()) == len(list((out / "logs").glob("0*.xml")))
-    one = run_bcc("logs", str(out), "1")
+    one = bcc_in_process("logs", str(out), "1")
     assert one.returncode == 0 and 'event="START_WORKFLOW"' in one.stdout
-    missing = run_bcc("logs", str(out), "9999")
+    missing = bcc_in_process("logs", str(out), "9999")
     assert missing.returncode == 3 and "Traceback" not in missing.stderr
 
 
@@ -125,7 +130,7 @@ def test_bad_input_is_one_line_with_exit_code_and_no_run_dir(case: str, tmp_path
     argv = [a.format(tmp=tmp_path, **paths) for a in args]
     if "--runs-dir" not in argv:
         argv += ["--runs-dir", str(runs)]
-    proc = run_bcc("run", *argv)
+    proc = bcc_in_process("run", *argv)
     assert proc.returncode == code, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "(fix: " in lines[0], proc.stderr
