@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import csv
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -52,6 +55,52 @@ def shared_datasets() -> Path:
     if not (SHARED / "manifest.csv").exists():
         pytest.skip("../shared/datasets is absent")
     return SHARED
+
+
+def made_once(
+    tmp_path_factory: pytest.TempPathFactory,
+    worker_id: str,
+    name: str,
+    make: Callable[[Path], None],
+) -> Path:
+    """The folder ``make(folder)`` filled, made once per test session: the xdist workers share
+    it (the first to come makes it under a file lock; the others wait and read it)."""
+    if worker_id == "master":  # no workers: this session's own temporary directory
+        folder = tmp_path_factory.getbasetemp() / f"once-{name}"
+        if not folder.exists():
+            make(folder)
+        return folder
+    shared = tmp_path_factory.getbasetemp().parent / f"once-{name}"  # the session's, not a worker's
+    shared.mkdir(exist_ok=True)
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        folder, done = shared / "made", shared / "done"
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker that failed left
+            make(folder)
+            done.touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def penguins_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The penguins example run offline and verified, as ``bcc run`` makes it (in process, its
+    kernels scripted: ``tests/inprocess.py``), once per session for every test that starts from
+    a completed run: read it, or copy it before changing it. ``bcc``'s standard output is in
+    ``stdout.txt`` beside it."""
+
+    def make(folder: Path) -> None:
+        from tests.inprocess import bcc_in_process
+
+        example = ROOT / "examples" / "penguins"
+        proc = bcc_in_process(
+            "run", str(example / "problem.md"), str(example / "penguins.csv"),
+            "--out", str(folder / "run"), "--quiet",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        (folder / "stdout.txt").write_text(proc.stdout)
+
+    return made_once(tmp_path_factory, worker_id, "penguins", make) / "run"
 
 
 def output_text(outputs: list) -> str:

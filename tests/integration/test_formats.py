@@ -2,13 +2,12 @@
 CSV, TSV, gzipped CSV, JSON, JSON Lines, Excel, Parquet and Feather, each run through the real
 CLI and the offline analyst, ends with the same data profile and final metrics as the CSV.
 
-The CSV reference run is made once per session (shared by the xdist workers through a file
-lock). ``.xls`` is not among the files: pandas cannot write it (reading it needs xlrd).
+The CSV reference run is made once per session (shared by the xdist workers: ``made_once``).
+``.xls`` is not among the files: pandas cannot write it (reading it needs xlrd).
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 from nbclient import NotebookClient
 
 from notebook_bcc.agents.offline.recipes import RECIPES, RecipeContext
-from tests.conftest import output_text
+from tests.conftest import made_once, output_text
 from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.timeout(300)
@@ -91,18 +90,9 @@ def run(folder: Path, name: str, extra: str = "") -> dict:
 
 @pytest.fixture(scope="session")
 def csv_reference(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict:
-    """The CSV run's summary, made once per session (the workers share it through a file)."""
-    if worker_id == "master":
-        return run(tmp_path_factory.mktemp("csv"), "wine.csv")
-    shared = tmp_path_factory.getbasetemp().parent / "bcc-formats-csv-reference"
-    shared.mkdir(exist_ok=True)
-    with (shared / "lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        saved = shared / "summary.json"
-        if not saved.exists():
-            summary = run(shared / "work", "wine.csv")
-            saved.write_text(json.dumps(summary))
-        return json.loads(saved.read_text())
+    """The CSV run's summary, made once per session (the workers share it: ``made_once``)."""
+    made = made_once(tmp_path_factory, worker_id, "formats-csv", lambda f: run(f, "wine.csv"))
+    return json.loads((made / "run" / "summary.json").read_text())
 
 
 def _loading_line(summary_dir: Path) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,37 +12,27 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import ROOT
-from tests.inprocess import bcc_in_process
-
 
 @pytest.fixture(scope="module")
-def penguins_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    example = ROOT / "examples" / "penguins"
-    out = tmp_path_factory.mktemp("repro") / "run"
-    proc = bcc_in_process(
-        "run",
-        str(example / "problem.md"),
-        str(example / "penguins.csv"),
-        "--out",
-        str(out),
-        "--quiet",
-    )
-    assert proc.returncode == 0, proc.stderr
-    return out
+def penguins_copy(penguins_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the session's completed penguins run (``tests/conftest.py``): papermill and
+    nbconvert write beside its notebook."""
+    copy = tmp_path_factory.mktemp("repro") / "run"
+    shutil.copytree(penguins_run, copy)
+    return copy
 
 
-def test_verification_is_recorded_in_the_notebook(penguins_run: Path):
-    nb = nbformat.read(penguins_run / "notebook.ipynb", as_version=4)
+def test_verification_is_recorded_in_the_notebook(penguins_copy: Path):
+    nb = nbformat.read(penguins_copy / "notebook.ipynb", as_version=4)
     assert nb.metadata["bcc"]["verification"]["status"] == "passed"
 
 
-def test_papermill_runs_the_notebook_on_a_resampled_copy(penguins_run: Path, tmp_path: Path):
+def test_papermill_runs_the_notebook_on_a_resampled_copy(penguins_copy: Path, tmp_path: Path):
     import pandas as pd
 
-    frame = pd.read_csv(penguins_run / "assets" / "penguins.csv")
+    frame = pd.read_csv(penguins_copy / "assets" / "penguins.csv")
     resampled = frame.sample(n=len(frame), replace=True, random_state=7)
-    other = penguins_run / "outputs" / "resampled.csv"
+    other = penguins_copy / "outputs" / "resampled.csv"
     resampled.to_csv(other, index=False)
     out = tmp_path / "out.ipynb"
     proc = subprocess.run(
@@ -49,13 +40,13 @@ def test_papermill_runs_the_notebook_on_a_resampled_copy(penguins_run: Path, tmp
             sys.executable,
             "-m",
             "papermill",
-            str(penguins_run / "notebook.ipynb"),
+            str(penguins_copy / "notebook.ipynb"),
             str(out),
             "-p",
             "user_submit_files",
             json.dumps(["outputs/resampled.csv"]),
             "--cwd",
-            str(penguins_run),
+            str(penguins_copy),
             "-k",
             "python3",
         ],
@@ -73,7 +64,7 @@ def test_papermill_runs_the_notebook_on_a_resampled_copy(penguins_run: Path, tmp
     assert "outputs/resampled.csv" in texts  # the analysis really read the other file
 
 
-def test_nbconvert_html_embeds_the_plots(penguins_run: Path, tmp_path: Path):
+def test_nbconvert_html_embeds_the_plots(penguins_copy: Path, tmp_path: Path):
     proc = subprocess.run(
         [
             sys.executable,
@@ -82,7 +73,7 @@ def test_nbconvert_html_embeds_the_plots(penguins_run: Path, tmp_path: Path):
             "nbconvert",
             "--to",
             "html",
-            str(penguins_run / "notebook.ipynb"),
+            str(penguins_copy / "notebook.ipynb"),
             "--output-dir",
             str(tmp_path),
         ],
@@ -98,24 +89,24 @@ def test_nbconvert_html_embeds_the_plots(penguins_run: Path, tmp_path: Path):
     assert base64.b64decode(first)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_the_notebook_reads_like_an_analyst_wrote_it(penguins_run: Path):
+def test_the_notebook_reads_like_an_analyst_wrote_it(penguins_copy: Path):
     from benchmarks.notebook_readability import measure
 
-    r = measure("penguins", penguins_run / "notebook.ipynb")
+    r = measure("penguins", penguins_copy / "notebook.ipynb")
     assert r.median <= 25, r
     assert r.to_data is not None and r.to_data <= 30, r
     assert r.contract == 0, r
     assert r.helpers >= 1 and r.helpers_collapsed == r.helpers, r
-    nb = nbformat.read(penguins_run / "notebook.ipynb", as_version=4)
+    nb = nbformat.read(penguins_copy / "notebook.ipynb", as_version=4)
     title = nb.cells[0].source
     assert title.startswith("# ") and "Which species is this penguin?" in title
 
 
-def test_nbconvert_hides_the_helper_cells_when_asked(penguins_run: Path, tmp_path: Path):
+def test_nbconvert_hides_the_helper_cells_when_asked(penguins_copy: Path, tmp_path: Path):
     def export(*flags: str) -> str:
         proc = subprocess.run(
             [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", *flags,
-             str(penguins_run / "notebook.ipynb"), "--output-dir", str(tmp_path)],
+             str(penguins_copy / "notebook.ipynb"), "--output-dir", str(tmp_path)],
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-2000:]
