@@ -1,18 +1,19 @@
 """Prompts laid out for providers' prompt caches, and cached tokens counted and priced
 (issue 28), through the real CLI and litellm against ``tests.fakellm.FakeLLM`` on 127.0.0.1,
-which answers in OpenAI's or Anthropic's format and plays the provider's cache."""
+which answers in OpenAI's or Anthropic's format and plays the provider's cache. The prompts
+and the bill are the point, not the kernel: ``bcc`` runs in this process with scripted kernels
+(``tests/inprocess.py``); the requests still go through litellm over HTTP."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import BCC, ROOT
 from tests.fakellm import FakeLLM
+from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -32,10 +33,9 @@ def _run(fake: FakeLLM, tmp: Path, model: str, api_base: str, columns: int = 2) 
     )  # fmt: skip
     env.pop("BCC_MODEL", None)
     run = tmp / "run"
-    proc = subprocess.run(
-        [*BCC, "run", str(tmp / "problem.md"), str(tmp / "widgets.csv"), "--model", model,
-         "--api-base", api_base, "--out", str(run), "--no-verify", "--quiet"],
-        capture_output=True, text=True, timeout=200, env=env, cwd=ROOT,
+    proc = bcc_in_process(
+        "run", str(tmp / "problem.md"), str(tmp / "widgets.csv"), "--model", model,
+        "--api-base", api_base, "--out", str(run), "--no-verify", "--quiet", environ=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return run
@@ -89,7 +89,7 @@ def test_an_anthropic_request_marks_the_cache_after_the_runs_block_and_pays_less
     assert usage["cost_usd"] == pytest.approx(expected, abs=2e-6)
     full = (uncached + read + written) * price["input_cost_per_token"]
     assert expected < full + out * price["output_cost_per_token"]  # the discount is real
-    status = subprocess.run([*BCC, "status", str(run)], capture_output=True, text=True, cwd=ROOT)
+    status = bcc_in_process("status", str(run))
     assert f'"cached_tokens": {read}' in status.stdout
     assert f"({read} of them cached)" in (run / "summary.md").read_text()
 

@@ -1,5 +1,7 @@
 """A run recorded by release 0.1.0 (tests/fixtures/replay_v0_1, see its README) still replays
-with this release, both through ``bcc replay`` and through ``bcc run --model replay:``."""
+with this release, both through ``bcc replay`` and through ``bcc run --model replay:``. The
+recording's compatibility is the point, not its kernel: ``bcc`` runs in this process with
+scripted kernels (``tests/inprocess.py``), its cells and the verification really run."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import ROOT, run_bcc
+from tests.conftest import ROOT
+from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -35,13 +38,13 @@ def _check(run: Path) -> None:
 
 
 def test_bcc_replay_of_a_0_1_recording(tmp_path: Path) -> None:
-    proc = run_bcc("replay", str(RECORDED), "--out", str(tmp_path / "again"), "--quiet")
+    proc = bcc_in_process("replay", str(RECORDED), "--out", str(tmp_path / "again"), "--quiet")
     assert proc.returncode == 0, proc.stderr
     _check(tmp_path / "again")
 
 
 def test_model_replay_of_a_0_1_recording(tmp_path: Path) -> None:
-    proc = run_bcc(
+    proc = bcc_in_process(
         "run", str(RECORDED / "problem.md"), str(RECORDED / "assets" / "widgets.csv"),
         "--model", f"replay:{RECORDED}", "--out", str(tmp_path / "again"), "--quiet",
     )  # fmt: skip
