@@ -1,7 +1,15 @@
 """Forks (issue 30): alternative behaviors of one step run at once, each in a kernel of its
-own, and the best is kept. Through the CLI as a user runs it: the offline analyst on a shared
-prediction table, a scripted model through litellm against the loopback server, and a kill
-in the middle of a fork."""
+own, and the best is kept. Through the CLI as a user runs it: the offline analyst on a small
+regression table whose problem asks for the fork, a scripted model through litellm against
+the loopback server, and a kill in the middle of a fork.
+
+Every test here runs on scripted kernels (``tests/scripted_kernel.py``): ``bcc`` in this
+process (``tests/inprocess.py``), or in a process of its own for the run that is killed
+(``tests/scripted_bcc.py``). What is checked is the fork's bookkeeping (branches, scores, the
+join, the notebook and the logs, replay, budgets, resume after a kill): workflow logic. That
+bcc ends every kernel it made is checked here as each scripted kernel being shut down; that a
+fork's real branch kernels end when bcc is interrupted is about kernels, and stays on real
+kernels in ``tests/faults/test_signals.py`` (on the same small table)."""
 
 from __future__ import annotations
 
@@ -9,31 +17,52 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.conftest import BCC, ROOT, manifest, problem_text, run_bcc
+from tests.conftest import ROOT
 from tests.fakellm import FakeLLM, Reply, Request
-from tests.faults.test_fault_matrix import _alive, _kernel_pids
-from tests.integration.test_llm import bcc
+from tests.faults.test_kill_resume import _wait
+from tests.inprocess import bcc_in_process
+from tests.integration.test_llm import _env
+from tests.scripted_kernel import ScriptedKernels
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
-TABLE = "vega_cars.csv"  # a shared regression table: linear and boosting score differently
+#: a small regression table with a categorical column: linear and boosting score differently;
+#: the front matter asks for the fork the offline analyst would not make on a table this size
+PROBLEM = (
+    "---\ntitle: Plant growth\ntarget: height\ntask: regression\nfork: yes\n---\n"
+    "Predict `height`.\n"
+)
+SCRIPTED = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its kernels scripted
+
+
+def forking_inputs(tmp: Path) -> tuple[Path, Path]:
+    """The smallest problem the offline analyst forks on: 60 rows, ``fork: yes``."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    problem = tmp / "problem.md"
+    problem.write_text(PROBLEM)
+    rows = ["light,water,soil,height"]
+    for i in range(60):
+        height = 2 * (i % 7) + (i * 3) % 11 * 0.5 + (i * i % 5) * 0.3
+        rows.append(f"{i % 7},{(i * 3) % 11},{'ab'[i % 2]},{height}")
+    data = tmp / "plants.csv"
+    data.write_text("\n".join(rows) + "\n")
+    return problem, data
 
 
 def _summary(run: Path) -> dict:
     return json.loads((run / "summary.json").read_text())
 
 
-def _no_kernel_left(run: Path) -> None:
-    deadline = time.monotonic() + 10
-    while any(_alive(k) for k in _kernel_pids(run)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(_alive(k) for k in _kernel_pids(run)), "a kernel outlived bcc"
+def _all_shut_down(kernels: ScriptedKernels) -> None:
+    """bcc shut down every kernel it made (a real kernel's end: tests/faults/test_signals)."""
+    assert kernels.made and all(k.closed for k in kernels.made), "a kernel was left open"
 
 
 def _cells(run: Path) -> list[nbformat.NotebookNode]:
@@ -41,32 +70,24 @@ def _cells(run: Path) -> list[nbformat.NotebookNode]:
 
 
 def _seqs(run: Path) -> list[int]:
-    listed = run_bcc("logs", str(run))
+    listed = bcc_in_process("logs", str(run))
     assert listed.returncode == 0, listed.stderr
     return [int(line.split()[0]) for line in listed.stdout.splitlines() if line.strip()]
 
 
-def _asking_for_a_fork(row: dict[str, str]) -> str:
-    """The table is small: its front matter asks for the fork the offline analyst would not
-    make by itself."""
-    return problem_text(row).replace("---\n\n", "fork: yes\n---\n\n", 1)
-
-
 @pytest.fixture(scope="module")
-def offline_fork(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
-    row = next((r for r in manifest() if r["file"] == TABLE), None)
-    if row is None:
-        pytest.skip("../shared/datasets is absent")
-    tmp = tmp_path_factory.mktemp("fork")
-    (tmp / "problem.md").write_text(_asking_for_a_fork(row))
-    data = ROOT.parent / "shared" / "datasets" / TABLE
-    proc = run_bcc("run", str(tmp / "problem.md"), str(data), "--out", str(tmp / "run"), "--quiet")
+def offline_fork(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ScriptedKernels]:
+    problem, data = forking_inputs(tmp_path_factory.mktemp("fork"))
+    run, kernels = problem.parent / "run", ScriptedKernels()
+    proc = bcc_in_process(
+        "run", str(problem), str(data), "--out", str(run), "--quiet", kernels=kernels
+    )
     assert proc.returncode == 0, proc.stderr
-    return tmp / "run"
+    return run, kernels
 
 
-def test_the_offline_model_comparison_forks_and_keeps_the_best_branch(offline_fork: Path) -> None:
-    run = offline_fork
+def test_the_offline_model_comparison_forks_and_keeps_the_best_branch(offline_fork) -> None:
+    run, kernels = offline_fork
     summary = _summary(run)
     (fork,) = summary["alternatives"]
     assert fork["step"] == "predictive_modelling/model_selection"
@@ -74,6 +95,7 @@ def test_the_offline_model_comparison_forks_and_keeps_the_best_branch(offline_fo
     assert names == ["model_selection_linear", "model_selection_boosting"]
     scores = [b["score"] for b in fork["branches"]]
     assert all(isinstance(s, float) for s in scores)
+    assert scores[0] != scores[1]  # the families scored differently: the join chose
     (kept,) = [b for b in fork["branches"] if b["kept"]]
     assert kept["score"] == max(scores)  # the best of the branches' scores
     # the run went on with the kept branch: its model is the one the hold-out step tested
@@ -109,38 +131,34 @@ def test_the_offline_model_comparison_forks_and_keeps_the_best_branch(offline_fo
         ("COMPLETE_STEP", names[1]),
         ("JOIN", None),
     ]
-    # three kernels (the run's, two branches'), none alive after bcc
-    assert len(_kernel_pids(run)) >= 3
-    _no_kernel_left(run)
-
-
-def test_a_fork_replays_to_the_same_notebook(offline_fork: Path, tmp_path: Path) -> None:
-    replayed = tmp_path / "replayed"
-    proc = run_bcc("replay", str(offline_fork), "--out", str(replayed), "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    code = [c.source for c in _cells(offline_fork) if c.cell_type == "code"]
-    assert [c.source for c in _cells(replayed) if c.cell_type == "code"] == code
-    assert _summary(replayed)["alternatives"] == _summary(offline_fork)["alternatives"]
+    # three kernels (the run's, two branches'; and the verifier's), all shut down after bcc
+    assert sorted(k.request.role for k in kernels.made) == ["", "fork-1", "fork-2", "verify"]
+    assert sum(1 for e in events if e.get("type") == "kernel") >= 3  # each logged
+    _all_shut_down(kernels)
 
 
 def test_max_alternatives_1_runs_one_behavior(tmp_path: Path) -> None:
-    example = ROOT / "examples" / "penguins"
-    problem = (example / "problem.md").read_text().replace("---\n", "---\nfork: yes\n", 1)
-    (tmp_path / "problem.md").write_text(problem)  # the problem asks for it: the option wins
-    run = tmp_path / "run"
-    proc = run_bcc(
-        "run", str(tmp_path / "problem.md"), str(example / "penguins.csv"), "--out", str(run),
-        "--quiet", "--max-alternatives", "1", "--no-verify",
+    problem, data = forking_inputs(tmp_path)  # the problem asks for it: the option wins
+    run, kernels = tmp_path / "run", ScriptedKernels()
+    proc = bcc_in_process(
+        "run", str(problem), str(data), "--out", str(run), "--quiet", "--max-alternatives", "1",
+        "--no-verify", kernels=kernels,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert _summary(run)["alternatives"] == []
     prompt = next((run / "logs").glob("*_START_BEHAVIOR.xml")).read_text()
     assert "<alternatives" not in prompt  # the arranger is not offered a fork
+    assert [k.request.role for k in kernels.made] == [""]  # no branch kernel either
 
 
 # -- a scripted model through litellm ------------------------------------------------------
 
 DELAY_S = 3.0  # each branch's action generator answers after this long
+
+
+def _bcc(*args: str, kernels: ScriptedKernels) -> subprocess.CompletedProcess:
+    """``bcc`` in this process with the model's environment (``test_llm._env``)."""
+    return bcc_in_process(*args, environ=_env(), kernels=kernels)
 
 
 def _fork_policy(req: Request, code: dict[str, str] | None = None) -> str:
@@ -221,11 +239,12 @@ def test_a_scripted_fork_runs_its_branches_at_once_and_keeps_the_better(tmp_path
     problem, data, run = tmp_path / "problem.md", tmp_path / "d.csv", tmp_path / "run"
     problem.write_text("Describe the numbers.\n")
     data.write_text("a,b\n1,2\n3,4\n5,6\n")
+    kernels = ScriptedKernels()
     with FakeLLM(policy=_fork_policy) as fake:
         fake.push(*(Reply(when="COMPLETE_ACTION", delay=DELAY_S) for _ in range(2)))
-        proc, _, _ = bcc(
+        proc = _bcc(
             "run", str(problem), str(data), "--model", "openai/fake-model",
-            "--api-base", fake.url, "--out", str(run), timeout=300,
+            "--api-base", fake.url, "--out", str(run), kernels=kernels,
         )  # fmt: skip
         actions = fake.by("COMPLETE_ACTION")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -247,7 +266,7 @@ def test_a_scripted_fork_runs_its_branches_at_once_and_keeps_the_better(tmp_path
     assert summary["artifacts"]["probe"] == {"only_a": False, "only_b": True, "score": 0.9}
     assert summary["verification"]["status"] == "passed"
     assert summary["counts"]["llm_calls"] == len(fake.requests)  # every branch call counted
-    _no_kernel_left(run)
+    _all_shut_down(kernels)
 
 
 @pytest.mark.parametrize("failing", [("compare_a",), ("compare_a", "compare_b")])
@@ -257,11 +276,12 @@ def test_a_branch_whose_cells_fail_is_dropped_and_said_so(
     problem, data, run = tmp_path / "problem.md", tmp_path / "d.csv", tmp_path / "run"
     problem.write_text("Describe the numbers.\n")
     data.write_text("a,b\n1,2\n3,4\n5,6\n")
+    kernels = ScriptedKernels()
     broken = {name: "raise ValueError('no way')" for name in failing}
     with FakeLLM(policy=lambda req: _fork_policy(req, broken)) as fake:
-        proc, _, _ = bcc(
+        proc = _bcc(
             "run", str(problem), str(data), "--model", "openai/fake-model",
-            "--api-base", fake.url, "--out", str(run), timeout=300,
+            "--api-base", fake.url, "--out", str(run), kernels=kernels,
         )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     summary = _summary(run)
@@ -281,7 +301,7 @@ def test_a_branch_whose_cells_fail_is_dropped_and_said_so(
         assert summary["counts"]["failed_behaviors"] >= 1
         assert summary["artifacts"]["probe"] == {"only_a": False, "only_b": False, "score": 0.5}
     assert summary["verification"]["status"] == "passed"
-    _no_kernel_left(run)
+    _all_shut_down(kernels)
 
 
 def test_a_budget_spent_in_a_fork_aborts_before_it_and_resume_runs_it(tmp_path: Path) -> None:
@@ -291,11 +311,12 @@ def test_a_budget_spent_in_a_fork_aborts_before_it_and_resume_runs_it(tmp_path: 
     problem, data, run = tmp_path / "problem.md", tmp_path / "d.csv", tmp_path / "run"
     problem.write_text("Describe the numbers.\n")
     data.write_text("a,b\n1,2\n3,4\n5,6\n")
+    kernels = ScriptedKernels()
     with FakeLLM(policy=_fork_policy) as fake:
         common = ("--model", "openai/fake-model", "--api-base", fake.url)
-        proc, _, _ = bcc(
+        proc = _bcc(
             "run", str(problem), str(data), *common, "--out", str(run), "--max-llm-calls", "4",
-            timeout=300,
+            kernels=kernels,
         )  # fmt: skip
         assert proc.returncode == 7, proc.stderr[-2000:]
         assert "--max-llm-calls 4 reached" in proc.stderr
@@ -304,31 +325,36 @@ def test_a_budget_spent_in_a_fork_aborts_before_it_and_resume_runs_it(tmp_path: 
         spent = state["counters"]["llm_calls"]
         assert spent >= 4 and spent == len(fake.requests)  # the branches' calls are counted
         assert not list((run / "logs").glob("*_FORK.xml"))  # nothing of the fork committed
-        _no_kernel_left(run)
+        _all_shut_down(kernels)
         arranged = len(fake.by("START_BEHAVIOR"))
-        resumed, _, _ = bcc("resume", str(run), "--max-llm-calls", "100", timeout=300)
+        kernels = ScriptedKernels()
+        resumed = _bcc("resume", str(run), "--max-llm-calls", "100", kernels=kernels)
         assert resumed.returncode == 0, resumed.stderr[-2000:]
         assert len(fake.by("START_BEHAVIOR")) == arranged + 1  # the probe's only: reused
     summary = _summary(run)
     (fork,) = summary["alternatives"]
     assert [b["kept"] for b in fork["branches"]] == [False, True]
     assert summary["counts"]["llm_calls"] == len(fake.requests)
-    _no_kernel_left(run)
+    _all_shut_down(kernels)
 
 
 # -- a kill in the middle of a fork ----------------------------------------------------------
 
 
 def test_a_run_killed_during_a_fork_resumes_to_a_completed_run(
-    offline_fork: Path, tmp_path: Path
+    offline_fork, tmp_path: Path
 ) -> None:
-    row = next(r for r in manifest() if r["file"] == TABLE)
-    (tmp_path / "problem.md").write_text(_asking_for_a_fork(row))
-    data = ROOT.parent / "shared" / "datasets" / TABLE
+    """SIGKILL while a branch's action generator stalls (the other branch goes on): the run
+    is left at its checkpoint before the fork; ``bcc resume`` runs the fork again to the
+    uninterrupted run's result, and ``bcc replay`` of it gives the same notebook and the same
+    alternatives (one replay checks both: that a fork replays, and that a resumed one does).
+    (The branch kernels of a real fork ending with an interrupted bcc: test_signals.py.)"""
+    done, _ = offline_fork
+    problem, data = forking_inputs(tmp_path)
     run, mark = tmp_path / "run", tmp_path / "paused"
-    fork_seq = _summary(offline_fork)["alternatives"][0]["seq"]
+    fork_seq = _summary(done)["alternatives"][0]["seq"]
     calls = sum(
-        1 for p in (offline_fork / "logs").glob("*.xml")
+        1 for p in (done / "logs").glob("*.xml")
         if p.name.count(".") == 1 and int(p.name[:4]) <= fork_seq and "NEXT_STAGE" not in p.name
     )  # fmt: skip
     # the agent call after the arranger's fork is a branch's action generator: it stalls
@@ -338,13 +364,11 @@ def test_a_run_killed_during_a_fork_resumes_to_a_completed_run(
         "BCC_FAILPOINTS_MARK": str(mark),
     }
     proc = subprocess.Popen(
-        [*BCC, "run", str(tmp_path / "problem.md"), str(data), "--out", str(run), "--quiet"],
+        [*SCRIPTED, "run", str(problem), str(data), "--out", str(run), "--quiet"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 600
-        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
+        assert _wait(lambda: mark.exists() or proc.poll() is not None, 300)
         assert mark.exists(), "the failpoint was never reached"
         time.sleep(1.0)  # the other branch goes on meanwhile
         proc.send_signal(signal.SIGKILL)
@@ -352,17 +376,21 @@ def test_a_run_killed_during_a_fork_resumes_to_a_completed_run(
     finally:
         if proc.poll() is None:
             proc.kill()
-    _no_kernel_left(run)  # the branch kernels too
     state = json.loads((run / "state.json").read_text())
     assert state["fsm_state"] == "STEP_RUNNING" and state["seq"] == fork_seq - 1  # before it
-    resumed = run_bcc("resume", str(run), "--quiet")
+    kernels = ScriptedKernels()
+    resumed = bcc_in_process("resume", str(run), "--quiet", kernels=kernels)
     assert resumed.returncode == 0, resumed.stderr
     summary = _summary(run)
-    assert summary["alternatives"] == _summary(offline_fork)["alternatives"]
+    assert summary["alternatives"] == _summary(done)["alternatives"]
     code = [c.source for c in _cells(run) if c.cell_type == "code"]
-    assert code == [c.source for c in _cells(offline_fork) if c.cell_type == "code"]
+    assert code == [c.source for c in _cells(done) if c.cell_type == "code"]
     assert summary["verification"]["status"] == "passed"
     assert _seqs(run) == list(range(1, len(_seqs(run)) + 1))
-    replayed = run_bcc("replay", str(run), "--out", str(tmp_path / "replayed"), "--quiet")
-    assert replayed.returncode == 0, replayed.stderr  # as a user meets it
-    _no_kernel_left(run)
+    _all_shut_down(kernels)
+    # a fork replays to the same notebook (the uninterrupted run's), as a user meets it
+    replayed = tmp_path / "replayed"
+    proc = bcc_in_process("replay", str(run), "--out", str(replayed), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert [c.source for c in _cells(replayed) if c.cell_type == "code"] == code
+    assert _summary(replayed)["alternatives"] == _summary(done)["alternatives"]
