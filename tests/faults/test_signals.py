@@ -103,10 +103,14 @@ def _forking(run: Path) -> bool:
     return text.count('"why": "fork"') >= 2
 
 
-def test_ctrl_c_during_a_fork_ends_every_branch_kernel_and_resume_completes(
-    tmp_path: Path, fault_clock
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl_c", "sigkill"])
+def test_a_signal_during_a_fork_ends_every_branch_kernel_and_resume_completes(
+    sig: signal.Signals, tmp_path: Path, fault_clock
 ) -> None:
-    """Real kernels: the run's, and two branch kernels replaying the notebook."""
+    """Real kernels: the run's, and two branch kernels replaying the notebook. Ctrl-C is an
+    abort bcc handles; SIGKILL leaves the kernels to die with it (bubblewrap's
+    ``--die-with-parent``, or the kernel's own watch of its parent) and the checkpoint before
+    the fork."""
     problem, data = forking_inputs(tmp_path)
     run = tmp_path / "run"
     args = [*BCC, "run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify"]
@@ -120,18 +124,22 @@ def test_ctrl_c_during_a_fork_ends_every_branch_kernel_and_resume_completes(
         assert len(kernels) >= 3  # the run's and two branches'
         assert all(_alive(k) for k in kernels)  # the branches' still run
         sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
         took = time.monotonic() - sent
     finally:
         if proc.poll() is None:
             proc.kill()
-    fault_clock("SIGINT during a fork to exit", took)
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("error: ")
+    fault_clock(f"{sig.name} during a fork to exit", took)
     assert _wait(lambda: not any(_alive(k) for k in kernels), 5.0), "a kernel outlived bcc"
     state = json.loads((run / "state.json").read_text())
-    assert (state["fsm_state"], state["resume_from"]) == ("WORKFLOW_ABORTED", "STEP_RUNNING")
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("error: ")
+        assert (state["fsm_state"], state["resume_from"]) == ("WORKFLOW_ABORTED", "STEP_RUNNING")
+    else:
+        assert proc.returncode == -signal.SIGKILL
+        assert state["fsm_state"] == "STEP_RUNNING"  # the checkpoint before the fork
     assert not list((run / "logs").glob("*_FORK.xml"))
     _resumed(run)  # the fork's bookkeeping on resume: workflow logic, scripted kernels
     summary = json.loads((run / "summary.json").read_text())
