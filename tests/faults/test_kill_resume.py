@@ -27,14 +27,15 @@ from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.slow  # whole runs of bcc, killed and resumed
 
-PROBLEM = "---\ntitle: Plant growth\n---\nHow many rows have a `light` above 3?\n"
+PROBLEM = "---\ntitle: Plant growth\ntarget: height\ntask: regression\n---\nPredict `height`.\n"
+QUESTION = "---\ntitle: Plant growth\n---\nHow many rows have a `light` above 3?\n"  # this file's
 SCRIPTED = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its kernels scripted
 REAL = ("during_a_cell", "during_the_final_verification")  # bcc with real kernels
 
 
-def _data(tmp: Path) -> tuple[Path, Path]:
+def _data(tmp: Path, text: str = PROBLEM) -> tuple[Path, Path]:
     problem = tmp / "problem.md"
-    problem.write_text(PROBLEM)
+    problem.write_text(text)
     rows = ["light,water,soil,height"]
     for i in range(60):
         rows.append(
@@ -67,7 +68,7 @@ def _code_cells(run: Path) -> list[str]:
 def reference_run(tmp: Path) -> tuple[Path, Path, list[str], list[str]]:
     """An uninterrupted run (kernels scripted): its inputs, its code cells and its failpoint
     trace lines."""
-    problem, data = _data(tmp)
+    problem, data = _data(tmp, QUESTION)
     trace = tmp / "trace.txt"
     proc = bcc_in_process(
         "run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet", "--no-verify",
