@@ -1,8 +1,11 @@
 """``bcc batch``: real ``bcc run`` processes with the offline analyst, on this machine and on a
 Dask ``LocalCluster``; killed batches and lost workers; the cost bound.
 
-The batch's bookkeeping (skip, resume, retry, results, the cost bound) is the workflow's logic,
-so each row's ``bcc`` runs its kernels scripted (``tests/scripted_bcc.py``: ``scripted_runs``,
+A batch killed after two runs stays on real kernels: its rows must be killed while they run
+(a scripted row ends within seconds, too soon to be caught mid-run every time) and must end
+their kernels. The rest of the batch's bookkeeping (skip, retry, results, the cost bound, a
+lost Dask worker's row resumed) is the workflow's logic, so each row's ``bcc`` runs its kernels
+scripted (``tests/scripted_bcc.py``: ``scripted_runs``,
 and ``dask_setup`` on the Dask workers): the batch, its row processes, their parent-death signal
 and the Dask cluster and its lost worker stay real; no kernel process is started. That a run
 SIGTERMed (what the parent-death signal sends) leaves no kernel alive is checked with real
@@ -25,8 +28,8 @@ import pandas as pd
 import pytest
 
 from notebook_bcc.batch import attempt
-from tests.conftest import ROOT
-from tests.faults.test_kill_resume import _children, _wait
+from tests.conftest import BCC, ROOT, run_bcc
+from tests.faults.test_kill_resume import _wait
 from tests.inprocess import bcc_in_process
 from tests.scripted_bcc import COMMAND
 
@@ -98,57 +101,45 @@ def _batch(tmp: Path, *args: str) -> subprocess.CompletedProcess:
     return bcc_in_process("batch", *args, cwd=tmp)
 
 
-def _pid_of(run: Path, pids: list[int]) -> int | None:
-    """Which of ``pids`` is the ``bcc`` whose ``--out`` is ``run``."""
-    for pid in pids:
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if str(run).encode() in argv:
-            return pid
-    return None
+def _kernels(run: Path) -> list[int]:
+    events = run / "events.jsonl"
+    lines = events.read_text().splitlines() if events.exists() else []
+    return [r["pid"] for r in map(json.loads, lines) if r.get("type") == "kernel" and r.get("pid")]
 
 
-def test_a_batch_killed_after_two_runs_skips_them_and_resumes_the_others(
-    tmp_path: Path, scripted: dict[str, str]
-) -> None:
+def test_a_batch_killed_after_two_runs_skips_them_and_resumes_the_others(tmp_path: Path) -> None:
     manifest = _manifest(tmp_path, 4)
     out = tmp_path / "batch"
-    args = [*SCRIPTED, "batch", str(manifest), "--jobs", "2", "--out", str(out), "--no-verify"]
+    args = [*BCC, "batch", str(manifest), "--jobs", "2", "--out", str(out), "--no-verify"]
     proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     runs = out / "runs"
-    rows: dict[str, int | None] = {}
 
     def two_done_two_started() -> bool:
         done = (out / "results.jsonl").exists() and len(_results(out)) == 2
         started = [r for r in runs.glob("r*") if (r / "state.json").exists()] if done else []
-        if not (done and len(started) == 4):
-            return False
-        children = _children(proc.pid)  # the rows' bcc processes
-        rows.update({r: _pid_of(runs / r, children) for r in set(_ids(4)) - set(_results(out))})
-        return all(rows.values())
+        return done and len(started) == 4 and all(_kernels(r) for r in started)
 
     try:
         assert _wait(two_done_two_started, 180), "two runs did not complete while two ran"
         first = set(_results(out))
         proc.kill()  # SIGKILL: the batch says nothing to its runs
         proc.wait(10)
-        others = sorted(set(_ids(4)) - first)
-        assert sorted(rows) == others
-        # the runs die with the batch (parent-death signal), each checkpointed
-        assert _wait(lambda: not any(_alive(p) for p in rows.values() if p), 60), rows
+        others = sorted({"r0", "r1", "r2", "r3"} - first)
+        kernels = [pid for r in others for pid in _kernels(runs / r)]
+        # the runs die with the batch (parent-death signal) and end their kernels
+        assert _wait(lambda: not any(map(_alive, kernels)), 60), kernels
         for r in others:
             state = json.loads((runs / r / "state.json").read_text())["fsm_state"]
             assert state != "WORKFLOW_COMPLETED", (r, state)
     finally:
         if proc.poll() is None:
             proc.kill()
-    again = _batch(tmp_path, str(manifest), "--jobs", "2", "--out", str(out), "--no-verify")
+    again = run_bcc("batch", str(manifest), "--jobs", "2", "--out", str(out), "--no-verify",
+                    cwd=tmp_path)  # fmt: skip
     assert again.returncode == 0, again.stderr[-3000:]
     assert "4 completed" in again.stdout
     records = _results(out)
-    assert sorted(records) == _ids(4)
+    assert sorted(records) == ["r0", "r1", "r2", "r3"]
     assert {r for r, rec in records.items() if rec["action"] == "skipped"} == first
     assert {r for r, rec in records.items() if rec["action"] == "resume"} == set(others)
     for k in range(4):
@@ -156,9 +147,9 @@ def test_a_batch_killed_after_two_runs_skips_them_and_resumes_the_others(
         config = json.loads((runs / f"r{k}" / "config.json").read_text())
         assert config["seed"] == k and config["verify"] is False  # row and command line
     with (out / "results.csv").open() as fh:
-        rows_csv = list(csv.DictReader(fh))
-    assert [r["id"] for r in rows_csv] == _ids(4)
-    assert all(r["status"] == "completed" and r["exit_code"] == "0" for r in rows_csv)
+        rows = list(csv.DictReader(fh))
+    assert [r["id"] for r in rows] == ["r0", "r1", "r2", "r3"]
+    assert all(r["status"] == "completed" and r["exit_code"] == "0" for r in rows)
     index = (out / "index.html").read_text()
     assert all(f'href="runs/r{k}/report.html"' in index for k in range(4))
     assert not list(runs.glob("*.old-*"))
