@@ -28,6 +28,9 @@ __all__ = ["RunRecord", "RunTask", "finished", "perform", "read_record", "spent"
 #: how long a resume waits for the lock of a run whose previous process is still exiting
 LOCK_WAIT_S = 60.0
 _PR_SET_PDEATHSIG = 1
+#: the command a row's ``bcc`` is (the tests' ``tests.scripted_bcc`` puts its own: a ``bcc``
+#: whose kernels are scripted)
+BCC_COMMAND: tuple[str, ...] = (sys.executable, "-m", "notebook_bcc")
 _live: set[subprocess.Popen[bytes]] = set()
 _live_lock = threading.Lock()
 
@@ -193,7 +196,7 @@ def _cost(task: RunTask, spent: float) -> list[str]:
 
 def _bcc(args: list[str], log: Path | None) -> tuple[int, str]:
     """Run ``bcc ARGS --quiet`` to its end; its exit code and last stderr line."""
-    argv = [sys.executable, "-m", "notebook_bcc", *args, "--quiet"]
+    argv = [*BCC_COMMAND, *args, "--quiet"]
     with open(log or os.devnull, "ab") as out:
         proc = subprocess.Popen(
             argv, stdout=out, stderr=subprocess.PIPE, preexec_fn=_dies_with_parent(os.getpid())

@@ -2,6 +2,11 @@
 
 Each time: exit 8 with the path on one line, the previous ``state.json`` and
 ``notebook.ipynb`` still load, and ``bcc resume`` completes the same notebook.
+
+The injected faults and the stray cells an abort left are the commit's and the resume's
+bookkeeping: ``bcc`` runs in this process with scripted kernels (``tests/inprocess.py``), as
+the reference run does (``test_kill_resume.reference_run``). A really full disk (a 400 KB
+tmpfs) runs ``bcc`` with real kernels, whose working directory is on that disk.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import pytest
 
 from tests.conftest import run_bcc
 from tests.faults.test_kill_resume import _code_cells, reference_run
+from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.slow  # whole runs of bcc, killed and resumed
 
@@ -41,7 +47,7 @@ def test_disk_full_exits_8_keeps_the_checkpoint_and_resume_completes(
     nth = {"1st": 1, "10th": 10, "last": writes}[which]
     run = tmp_path / "run"
     started = time.monotonic()
-    proc = run_bcc(
+    proc = bcc_in_process(
         "run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify",
         env={"BCC_FAILPOINTS": f"{point}=enospc"},
     )  # fmt: skip
@@ -51,11 +57,11 @@ def test_disk_full_exits_8_keeps_the_checkpoint_and_resume_completes(
     assert "bcc resume" in lines[0]
     json.loads((run / "state.json").read_text())
     nbformat.validate(nbformat.read(run / "notebook.ipynb", as_version=4))
-    status = run_bcc("status", str(run)).stdout
+    status = bcc_in_process("status", str(run)).stdout
     assert f"next      bcc resume {run}" in status
     assert which == "last" or "disk full while writing" in status  # last: the run had completed
     fault_clock(f"ENOSPC at write {nth} of {writes}: run to exit", time.monotonic() - started)
-    resumed = run_bcc("resume", str(run), "--quiet")
+    resumed = bcc_in_process("resume", str(run), "--quiet")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_COMPLETED"
     assert _code_cells(run) == expected
@@ -106,7 +112,7 @@ def test_cells_an_abort_could_not_take_out_of_the_notebook_are_dropped_on_resume
     resume drops them, so the step is not in the notebook twice."""
     problem, data, expected, *_ = reference
     run = tmp_path / "run"
-    proc = run_bcc(
+    proc = bcc_in_process(
         "run", str(problem), str(data), "--out", str(run), "--quiet", "--no-verify",
         env={"BCC_FAILPOINTS": "agent:COMPLETE_STEP@2=bug"},
     )  # fmt: skip
@@ -118,6 +124,6 @@ def test_cells_an_abort_could_not_take_out_of_the_notebook_are_dropped_on_resume
     stray.metadata["bcc"] = {"seq": state["seq"]}  # what the failed write left behind
     nb.cells.append(stray)
     nbformat.write(nb, run / "notebook.ipynb")
-    resumed = run_bcc("resume", str(run), "--quiet")
+    resumed = bcc_in_process("resume", str(run), "--quiet")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert _code_cells(run) == expected

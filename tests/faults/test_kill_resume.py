@@ -1,4 +1,12 @@
-"""SIGKILL at several points of an offline run; `bcc resume` finishes the same notebook."""
+"""SIGKILL at several points of an offline run; `bcc resume` finishes the same notebook.
+
+The commit and resume bookkeeping runs ``bcc`` with scripted kernels: the killed ``bcc`` in a
+process of its own (``tests/scripted_bcc.py``), the reference run and each resume in this
+process (``tests/inprocess.py``). Killed during a cell and during the final verification,
+``bcc`` runs real kernels (a kernel runs a cell, the verifier's kernel replays the notebook:
+that no kernel outlives bcc is the point there), and resumes with them. The problem is a
+one-question problem on a 60-row table (33 transitions): the analysis is not the point.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,15 +23,19 @@ import pytest
 
 from notebook_bcc.rundir.store import RunStore
 from tests.conftest import BCC, ROOT, run_bcc
+from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.slow  # whole runs of bcc, killed and resumed
 
 PROBLEM = "---\ntitle: Plant growth\ntarget: height\ntask: regression\n---\nPredict `height`.\n"
+QUESTION = "---\ntitle: Plant growth\n---\nHow many rows have a `light` above 3?\n"  # this file's
+SCRIPTED = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its kernels scripted
+REAL = ("during_a_cell", "during_the_final_verification")  # bcc with real kernels
 
 
-def _data(tmp: Path) -> tuple[Path, Path]:
+def _data(tmp: Path, text: str = PROBLEM) -> tuple[Path, Path]:
     problem = tmp / "problem.md"
-    problem.write_text(PROBLEM)
+    problem.write_text(text)
     rows = ["light,water,soil,height"]
     for i in range(60):
         rows.append(
@@ -53,10 +66,11 @@ def _code_cells(run: Path) -> list[str]:
 
 
 def reference_run(tmp: Path) -> tuple[Path, Path, list[str], list[str]]:
-    """An uninterrupted run: its inputs, its code cells and its failpoint trace lines."""
-    problem, data = _data(tmp)
+    """An uninterrupted run (kernels scripted): its inputs, its code cells and its failpoint
+    trace lines."""
+    problem, data = _data(tmp, QUESTION)
     trace = tmp / "trace.txt"
-    proc = run_bcc(
+    proc = bcc_in_process(
         "run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet", "--no-verify",
         env={"BCC_FAILPOINTS_TRACE": str(trace)},
     )  # fmt: skip
@@ -122,7 +136,9 @@ def test_sigkill_then_resume_completes_the_same_notebook(
         env["BCC_FAILPOINTS"] = "agent@12=pause"  # the 12th agent call stalls; killed there
     elif point == "during_a_checkpoint_write":  # temp file written, not yet renamed
         env["BCC_FAILPOINTS"] = "write:state.json@9=pause"
-    args = [*BCC, "run", str(problem), str(data), "--out", str(run), "--quiet"]
+    real = point in REAL
+    args = [*(BCC if real else SCRIPTED), "run", str(problem), str(data), "--out", str(run)]
+    args.append("--quiet")
     proc = subprocess.Popen(
         args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -143,12 +159,14 @@ def test_sigkill_then_resume_completes_the_same_notebook(
     finally:
         if proc.poll() is None:
             proc.kill()
+    assert proc.returncode == -signal.SIGKILL, "bcc ended before it was killed"
+    assert bool(kernels) == real, kernels  # a real kernel was running (none when scripted)
     assert _wait(lambda: not any(_alive(k) for k in kernels), 2.0), "a kernel outlived bcc"
     fault_clock("SIGKILL to no kernel alive", time.monotonic() - killed)
     if point == "during_a_checkpoint_write":
         assert (run / ".state.json.tmp").exists()  # killed between the temp write and the rename
         json.loads((run / "state.json").read_text())  # the previous checkpoint is whole
-    resumed = run_bcc("resume", str(run), "--quiet")
+    resumed = (run_bcc if real else bcc_in_process)("resume", str(run), "--quiet")
     fault_clock("SIGKILL to resumed completion", time.monotonic() - killed)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     state = json.loads((run / "state.json").read_text())

@@ -1,5 +1,17 @@
-"""``bcc batch``: real ``bcc run`` processes with the offline analyst and real kernels, on this
-machine and on a Dask ``LocalCluster``; killed batches and lost workers; the cost bound."""
+"""``bcc batch``: real ``bcc run`` processes with the offline analyst, on this machine and on a
+Dask ``LocalCluster``; killed batches and lost workers; the cost bound.
+
+A batch killed after two runs stays on real kernels: its rows must be killed while they run
+(a scripted row ends within seconds, too soon to be caught mid-run every time) and must end
+their kernels. The rest of the batch's bookkeeping (skip, retry, results, the cost bound, a
+lost Dask worker's row resumed) is the workflow's logic, so each row's ``bcc`` runs its kernels
+scripted (``tests/scripted_bcc.py``: ``scripted_runs``,
+and ``dask_setup`` on the Dask workers): the batch, its row processes, their parent-death signal
+and the Dask cluster and its lost worker stay real; no kernel process is started. That a run
+SIGTERMed (what the parent-death signal sends) leaves no kernel alive is checked with real
+kernels by the fault matrix (``tests/faults/test_fault_matrix.py``). Usage errors and the
+spent cost bound start no row: ``bcc batch`` runs in this process (``tests/inprocess.py``).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +20,20 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.conftest import BCC, run_bcc
+from notebook_bcc.batch import attempt
+from tests.conftest import BCC, ROOT, run_bcc
 from tests.faults.test_kill_resume import _wait
+from tests.inprocess import bcc_in_process
+from tests.scripted_bcc import COMMAND
+
+SCRIPTED = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its rows' kernels scripted
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -66,6 +84,21 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return False
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The rows of a batch run in this process are scripted ``bcc``s; the environment a
+    batch process needs for its rows to be (``PYTHONPATH``: ``tests`` from anywhere)."""
+    monkeypatch.setattr(attempt, "BCC_COMMAND", COMMAND)
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT) + (os.pathsep + path if path else ""))
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]}
+
+
+def _batch(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    """``bcc batch ARGS`` in this process, from ``tmp`` (its rows in processes of their own)."""
+    return bcc_in_process("batch", *args, cwd=tmp)
 
 
 def _kernels(run: Path) -> list[int]:
@@ -122,7 +155,13 @@ def test_a_batch_killed_after_two_runs_skips_them_and_resumes_the_others(tmp_pat
     assert not list(runs.glob("*.old-*"))
 
 
-def test_failed_rows_are_kept_skipped_and_retried_only_when_asked(tmp_path: Path) -> None:
+def _ids(n: int) -> list[str]:
+    return [f"r{k}" for k in range(n)]
+
+
+def test_failed_rows_are_kept_skipped_and_retried_only_when_asked(
+    tmp_path: Path, scripted: dict[str, str]
+) -> None:
     (problem, data), = _tables(tmp_path, 1)  # fmt: skip
     manifest = tmp_path / "m.jsonl"
     rows = [
@@ -131,18 +170,16 @@ def test_failed_rows_are_kept_skipped_and_retried_only_when_asked(tmp_path: Path
     ]
     manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "batch"
-    first = run_bcc("batch", str(manifest), "--out", str(out), "--quiet", cwd=tmp_path)
+    first = _batch(tmp_path, str(manifest), "--out", str(out), "--quiet")
     assert first.returncode == 1, first.stderr
     records = _results(out)
     assert records["good"]["status"] == "completed"
     assert records["missing"]["status"] == "failed" and records["missing"]["exit_code"] == 3
     assert "nowhere.csv" in records["missing"]["message"]
     (tmp_path / "nowhere.csv").write_text(data.read_text())
-    again = run_bcc("batch", str(manifest), "--out", str(out), "--quiet", cwd=tmp_path)
+    again = _batch(tmp_path, str(manifest), "--out", str(out), "--quiet")
     assert again.returncode == 1 and _results(out)["missing"]["action"] == "skipped"
-    retried = run_bcc(
-        "batch", str(manifest), "--out", str(out), "--quiet", "--retry-failed", cwd=tmp_path
-    )
+    retried = _batch(tmp_path, str(manifest), "--out", str(out), "--quiet", "--retry-failed")
     assert retried.returncode == 0, retried.stderr
     records = _results(out)
     assert records["missing"]["status"] == "completed" and records["missing"]["action"] == "run"
@@ -152,7 +189,7 @@ def test_failed_rows_are_kept_skipped_and_retried_only_when_asked(tmp_path: Path
 def test_a_spent_cost_bound_starts_nothing(tmp_path: Path) -> None:
     manifest = _manifest(tmp_path, 2)
     out = tmp_path / "batch"
-    proc = run_bcc("batch", str(manifest), "--out", str(out), "--max-cost-usd", "0", cwd=tmp_path)
+    proc = _batch(tmp_path, str(manifest), "--out", str(out), "--max-cost-usd", "0")
     assert proc.returncode == 1
     records = _results(out)
     assert [r["status"] for r in records.values()] == ["not_run", "not_run"]
@@ -170,7 +207,7 @@ def test_a_spent_cost_bound_starts_nothing(tmp_path: Path) -> None:
 )
 def test_batch_usage_errors_are_one_line(tmp_path: Path, args: list[str], code: int, said: str):
     manifest = _manifest(tmp_path, 1)
-    proc = run_bcc("batch", str(manifest), *args, cwd=tmp_path)
+    proc = _batch(tmp_path, str(manifest), *args)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == code and len(lines) == 1 and said in lines[0], proc.stderr
 
@@ -178,27 +215,32 @@ def test_batch_usage_errors_are_one_line(tmp_path: Path, args: list[str], code: 
 def test_a_bad_manifest_is_one_line_exit_3(tmp_path: Path) -> None:
     manifest = tmp_path / "m.csv"
     manifest.write_text("id,problem,data,colour\nx,p.md,d.csv,red\n")
-    proc = run_bcc("batch", str(manifest), cwd=tmp_path)
+    proc = _batch(tmp_path, str(manifest))
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 3 and len(lines) == 1, proc.stderr
     assert "manifest row 1: 'colour' is not an option of `bcc run`" in lines[0]
 
 
-def test_a_dask_cluster_runs_the_batch_and_survives_a_lost_worker(tmp_path: Path) -> None:
+def test_a_dask_cluster_runs_the_batch_and_survives_a_lost_worker(
+    tmp_path: Path, scripted: dict[str, str]
+) -> None:
+    """Each answer is the table's own (``_expected``), as a local batch's are (above)."""
     distributed = pytest.importorskip("distributed")
     manifest = _manifest(tmp_path, 3)
-    local = run_bcc("batch", str(manifest), "--jobs", "3", "--out", str(tmp_path / "local"),
-                    "--no-verify", "--quiet", cwd=tmp_path)  # fmt: skip
-    assert local.returncode == 0, local.stderr[-3000:]
     out = tmp_path / "dask"
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            preload=["tests.scripted_bcc"],  # the rows' kernels scripted (``dask_setup``)
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
         workers = client.run(os.getpid)
-        args = [*BCC, "batch", str(manifest), "--executor", "dask", "--scheduler",
+        assert client.run(lambda: attempt.BCC_COMMAND) == dict.fromkeys(workers, COMMAND)
+        args = [*SCRIPTED, "batch", str(manifest), "--executor", "dask", "--scheduler",
                 cluster.scheduler_address, "--jobs", "3", "--out", str(out), "--no-verify"]  # fmt: skip
         proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
@@ -212,10 +254,9 @@ def test_a_dask_cluster_runs_the_batch_and_survives_a_lost_worker(tmp_path: Path
                 proc.kill()
     assert proc.returncode == 0, stderr.decode()[-3000:]
     assert "3 completed" in stdout.decode()
-    dask_records, local_records = _results(out), _results(tmp_path / "local")
-    assert sorted(dask_records) == sorted(local_records) == ["r0", "r1", "r2"]
+    dask_records = _results(out)
+    assert sorted(dask_records) == _ids(3)
     for k in range(3):
-        assert _answer(dask_records[f"r{k}"]) == _answer(local_records[f"r{k}"])
         assert _answer(dask_records[f"r{k}"]) == _expected(tmp_path / f"plants{k}.csv")
         assert dask_records[f"r{k}"]["status"] == "completed"
     assert any(r["action"] == "resume" for r in dask_records.values()), dask_records

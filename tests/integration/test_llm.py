@@ -4,6 +4,14 @@
 Runs are expensive (litellm's import alone takes seconds), so several tests share one run
 through module-scoped fixtures: ``recorded`` (a clean run with a canary key), ``faulty``
 (one fault injected per transition) and ``slow`` (every reply slower than --llm-timeout).
+
+What is about the model's path (retries, repairs, budgets, replay, usage errors) runs ``bcc``
+in this process with scripted kernels (``bcc_scripted``, ``tests/inprocess.py``): ``faulty``,
+``slow``, the call budget, replay and the unknown provider; every call still goes through
+litellm over real HTTP to the fake server. What is about the kernel stays on real kernels in
+a ``bcc`` process: ``recorded`` (its cell prints the kernel's environment, which must not hold
+the key: a scripted kernel's environment is bcc's own), the 401s and the unknown provider found
+while the kernel boots (no kernel is left), and litellm missing (a process of its own).
 """
 
 from __future__ import annotations
@@ -97,11 +105,18 @@ def inputs(tmp: Path) -> tuple[Path, Path]:
 
 
 def llm_run(
-    fake: FakeLLM, tmp: Path, *extra: str, name: str = "llm-run", key: str = "sk-test"
+    fake: FakeLLM,
+    tmp: Path,
+    *extra: str,
+    name: str = "llm-run",
+    key: str = "sk-test",
+    scripted: bool = False,
 ) -> Done:
+    """A model run against ``fake``: a ``bcc`` process, or in this process with scripted
+    kernels when ``scripted``."""
     problem, data = inputs(tmp)
     run = tmp / name
-    proc, t0, seconds = bcc(
+    proc, t0, seconds = (bcc_scripted if scripted else bcc)(
         "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
         "--out", str(run), "--no-verify", "--quiet", *extra, key=key,
     )  # fmt: skip
@@ -218,7 +233,7 @@ def test_the_api_key_reaches_neither_the_run_dir_nor_the_kernel(recorded: Done):
 def test_replay_with_the_server_stopped_reproduces_the_code_cells(recorded: Done, tmp_path: Path):
     assert_completed(recorded)
     new = tmp_path / "replayed"
-    proc, _, _ = bcc("replay", str(recorded.run), "--out", str(new), "--quiet")
+    proc, _, _ = bcc_scripted("replay", str(recorded.run), "--out", str(new), "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert fsm_state(new) == "WORKFLOW_COMPLETED"
     assert [c.source for c in code_cells(new)] == [c.source for c in code_cells(recorded.run)]
@@ -267,7 +282,7 @@ def faulty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Done]:
             Reply(content=_truncated(), when="COMPLETE_STEP"),
             Reply(content=doctype, when="COMPLETE_STAGE"),
         )
-        done = llm_run(fake, tmp)
+        done = llm_run(fake, tmp, scripted=True)
         assert fake.replies == []  # every fault was served
     done.canary = canary
     yield done
@@ -342,7 +357,7 @@ def test_doctype_with_external_entity_is_refused_repaired_and_leaks_nothing(faul
 def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Done]:
     with FakeLLM() as fake:
         fake.push(*[Reply(delay=3.0) for _ in range(10)])
-        done = llm_run(fake, tmp_path_factory.mktemp("slow"), "--llm-timeout", "1")
+        done = llm_run(fake, tmp_path_factory.mktemp("slow"), "--llm-timeout", "1", scripted=True)
     print(f"\n[timing] timeout exhaustion: bcc wall {done.seconds:.1f} s")
     yield done
 
@@ -440,11 +455,11 @@ def kernels_in(run_dir: Path) -> list[int]:
 
 def test_llm_call_budget_aborts_and_resume_completes(tmp_path: Path):
     with FakeLLM() as fake:
-        done = llm_run(fake, tmp_path, "--max-llm-calls", "5")
+        done = llm_run(fake, tmp_path, "--max-llm-calls", "5", scripted=True)
         assert done.proc.returncode == 7, done.proc.stderr
         assert fsm_state(done.run) == "WORKFLOW_ABORTED"
         assert len(fake.requests) == 5
-        proc, _, _ = bcc("resume", str(done.run), "--max-llm-calls", "100", "--quiet")
+        proc, _, _ = bcc_scripted("resume", str(done.run), "--max-llm-calls", "100", "--quiet")
         assert proc.returncode == 0, proc.stderr
         assert fsm_state(done.run) == "WORKFLOW_COMPLETED"
         assert [r.transition for r in fake.requests] == AGENT_EVENTS
@@ -453,7 +468,7 @@ def test_llm_call_budget_aborts_and_resume_completes(tmp_path: Path):
 def test_unknown_provider_exits_4_before_any_run_dir(tmp_path: Path):
     problem, data = inputs(tmp_path)
     out = tmp_path / "never"
-    proc, _, _ = bcc(
+    proc, _, _ = bcc_scripted(
         "run", str(problem), str(data), "--model", "nosuchprovider/x", "--out", str(out)
     )
     assert proc.returncode == 4
