@@ -21,7 +21,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -30,6 +29,7 @@ import pytest
 from tests.conftest import BCC, ROOT, run_bcc
 from tests.faults.test_kill_resume import _wait
 from tests.inprocess import bcc_in_process
+from tests.scripted_bcc import COMMAND
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -37,7 +37,7 @@ PROBLEM = "---\ntitle: Plant growth\n---\nHow many rows have a `light` above 3?\
 FAULTS = {"SIGKILL": -9, "SIGTERM": 143, "SIGINT": 130, "ENOSPC": 8}  # and the exit it gives
 WRITES = ("log", "events", "state")
 POINTS = {"agent_transition": 2, "action_with_cells": 10}  # the seq of the commit hit
-SCRIPTED = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its kernels scripted
+SCRIPTED = COMMAND  # bcc, its kernels scripted
 
 
 def _bcc_for(write: str, point: str) -> list[str]:

@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,12 +23,13 @@ import pytest
 from notebook_bcc.rundir.store import RunStore
 from tests.conftest import BCC, ROOT, run_bcc
 from tests.inprocess import bcc_in_process
+from tests.scripted_bcc import COMMAND
 
 pytestmark = pytest.mark.slow  # whole runs of bcc, killed and resumed
 
 PROBLEM = "---\ntitle: Plant growth\ntarget: height\ntask: regression\n---\nPredict `height`.\n"
 QUESTION = "---\ntitle: Plant growth\n---\nHow many rows have a `light` above 3?\n"  # this file's
-SCRIPTED = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its kernels scripted
+SCRIPTED = COMMAND  # bcc, its kernels scripted
 REAL = ("during_a_cell", "during_the_final_verification")  # bcc with real kernels
 
 

@@ -26,10 +26,11 @@ from tests.fakellm import FakeLLM
 from tests.faults.test_kill_resume import _alive, _data, _wait
 from tests.inprocess import bcc_in_process
 from tests.integration.test_llm import MODEL, _env, bcc_scripted, inputs
+from tests.scripted_bcc import COMMAND
 
 pytestmark = pytest.mark.slow  # whole runs of bcc, killed and resumed
 
-SCRIPTED_BCC = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its kernels scripted
+SCRIPTED_BCC = COMMAND  # bcc, its kernels scripted
 
 
 def test_a_live_run_is_locked_against_resume_and_run_out(tmp_path: Path):

@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,11 +28,12 @@ from tests.faults.test_kill_resume import _alive, _code_cells, _wait
 from tests.inprocess import bcc_in_process
 from tests.integration.test_fork import forking_inputs
 from tests.integration.test_llm import MODEL, _env, inputs
+from tests.scripted_bcc import COMMAND
 from tests.scripted_kernel import ScriptedKernels
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]  # runs of bcc, killed and resumed
 
-SCRIPTED = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its kernels scripted
+SCRIPTED = COMMAND  # bcc, its kernels scripted
 MODEL_CELL = "cv = _bcc_cv(SEED)"  # the offline analyst's cross-validation cell
 
 

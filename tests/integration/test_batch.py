@@ -20,7 +20,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from tests.faults.test_kill_resume import _wait
 from tests.inprocess import bcc_in_process
 from tests.scripted_bcc import COMMAND
 
-SCRIPTED = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its rows' kernels scripted
+SCRIPTED = COMMAND  # bcc, its rows' kernels scripted
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

@@ -17,7 +17,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from tests.fakellm import FakeLLM, Reply, Request
 from tests.faults.test_kill_resume import _wait
 from tests.inprocess import bcc_in_process
 from tests.integration.test_llm import _env
+from tests.scripted_bcc import COMMAND
 from tests.scripted_kernel import ScriptedKernels
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -39,7 +39,7 @@ PROBLEM = (
     "---\ntitle: Plant growth\ntarget: height\ntask: regression\nfork: yes\n---\n"
     "Predict `height`.\n"
 )
-SCRIPTED = [sys.executable, "-m", "tests.scripted_bcc"]  # bcc, its kernels scripted
+SCRIPTED = COMMAND  # bcc, its kernels scripted
 
 
 def forking_inputs(tmp: Path) -> tuple[Path, Path]:
