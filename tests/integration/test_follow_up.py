@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.inprocess import bcc_in_process
+from tests.scripted_bcc import COMMAND
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -136,7 +136,7 @@ def test_a_follow_up_killed_mid_way_resumes_to_the_same_notebook(asked, tmp_path
         "BCC_FAILPOINTS_MARK": str(mark),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.scripted_bcc", "ask", str(run), ISLAND, "--quiet"], cwd=ROOT, env=env,
+        [*COMMAND, "ask", str(run), ISLAND, "--quiet"], cwd=ROOT, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
