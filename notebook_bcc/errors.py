@@ -19,7 +19,7 @@ The tree::
     └── Interrupted(BccError)              exit 130  Ctrl-C (resumable)
         └── Terminated(Interrupted)        exit 143  SIGTERM (resumable)
 
-A run that completes raises nothing; its exit code says how complete it is (README, "Exit
+A run that completes raises nothing; its exit code says how complete it is (docs/cli.md, "Exit
 codes"): 0 every step complete and the notebook verified (or not asked to be), 9 completed with
 failed or skipped steps (``workflow.finish.COMPLETED_WITH_FAILED_STEPS``), 10 completed, but
 the notebook does not re-run: verification failed (``workflow.finish.NOTEBOOK_DOES_NOT_RERUN``).

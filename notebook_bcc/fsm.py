@@ -5,7 +5,7 @@ terminal states have no exits, the success state has one (a follow-up question, 
 every state is reachable from the initial state, and every state can reach the success state
 but the terminals, and a fork's row (:data:`FORK_ROWS`) leaves a state whose regular row has
 the same agent (a fork is that agent's other answer) or joins what a fork opened. A run stops in a terminal state or in the success state (:data:`STOPS`). ``render_markdown()`` produces the table that
-README.md embeds; a test keeps the two equal.
+docs/workflow.md embeds; a test keeps the two equal.
 """
 
 from __future__ import annotations
@@ -252,7 +252,7 @@ def _closure(graph: dict[State, set[State]], start: State) -> set[State]:
 
 
 def render_markdown(rows: tuple[Transition, ...] = TRANSITIONS) -> str:
-    """The table as markdown (FAIL/ABORT folded into one row each), for README.md."""
+    """The table as markdown (FAIL/ABORT folded into one row each), for docs/workflow.md."""
     lines = [
         "| event | from | to | agent | payload root |",
         "|---|---|---|---|---|",

@@ -1,4 +1,4 @@
-"""bcc's own files in a run directory, written without ever following a link (README, "A run
+"""bcc's own files in a run directory, written without ever following a link (docs/run-directory.md, "A run
 directory"): the run's code may have put a symbolic or hard link where bcc writes.
 
 Below the run directory (``root``, the user's choice) every directory is opened component by

@@ -1,4 +1,4 @@
-"""Secrets never leave (README, "Secrets"): the value of every secret-looking variable in bcc's
+"""Secrets never leave (docs/sandbox.md, "Secrets"): the value of every secret-looking variable in bcc's
 environment is replaced by ``[redacted]`` in what bcc writes or sends to a model.
 
 One redactor, applied where everything passes: the outputs captured from the kernel

@@ -3,7 +3,7 @@ run's state.
 
 The same object feeds the prompt templates (for models) and the offline analyst, so the
 offline analyst decides from exactly the facts a model would see. Each event sees what its
-decision needs (README, "What each agent sees"): the step planner no behavior, the action
+decision needs (docs/agents.md, "What each agent sees"): the step planner no behavior, the action
 generator and the reflectors the behavior, the stage reflector the whole step's attempts.
 """
 

@@ -97,7 +97,7 @@ def render(obs: Observation, budget: int = PROMPT_BUDGET_CHARS) -> RenderedPromp
     omitted = tuple(
         f"{k}: {label}" for k, v in parts.items() if isinstance(v, History) for label in v.dropped
     )
-    # nothing of bcc's secrets goes to a model (README, "Secrets"): one pass over the prompt
+    # nothing of bcc's secrets goes to a model (docs/sandbox.md, "Secrets"): one pass over the prompt
     system, user = redact(system), redact(user)
     return RenderedPrompt(obs.event.value, system, user, omitted, run_chars=len(run) + 1)
 

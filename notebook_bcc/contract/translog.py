@@ -1,4 +1,4 @@
-"""TransitionLog: the XML record of one transition (``logs/NNNN_<EVENT>.xml``; README, "A run directory").
+"""TransitionLog: the XML record of one transition (``logs/NNNN_<EVENT>.xml``; docs/run-directory.md, "A run directory").
 
 Element and attribute names are fixed by the design; outside checks parse them.
 """

@@ -13,7 +13,7 @@ from notebook_bcc.inputs.problem import read_problem
 __all__ = ["Inputs", "check_inputs"]
 
 TABULAR = {".csv", ".tsv", ".txt", ".dat"}
-#: what bcc reads of a data file is bounded (README, "Data formats"): a line of a text table
+#: what bcc reads of a data file is bounded (docs/problems.md, "Data formats"): a line of a text table
 #: (decompressed) and a compressed file's decompressed size; a plain file's lines are checked
 #: in the part the data preview reads
 MAX_LINE_BYTES = 16 * 2**20

@@ -15,7 +15,7 @@ from notebook_bcc.inputs.questions import Question, questions_from
 
 __all__ = ["ProblemSpec", "Question", "read_problem", "resolve_target"]
 
-#: wording that asks for a model of a target (README, "Writing a problem", lists them)
+#: wording that asks for a model of a target (docs/problems.md, "Writing a problem", lists them)
 #: ("Determine the mean …" and "explain the findings" ask for no model; "what determines y",
 #: "estimate y from …" and "explain y from …" do)
 _WHAT = r"(?:what|which\s+\w+(?:\s+\w+)?)\s+"

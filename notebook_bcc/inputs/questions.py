@@ -1,4 +1,4 @@
-"""The questions a problem asks (README, "Questions and named values"): each becomes a key of
+"""The questions a problem asks (docs/problems.md, "Questions and named values"): each becomes a key of
 ``final_answers``, with the values it names.
 
 A question is a numbered or bulleted item, or a sentence outside lists, that asks for

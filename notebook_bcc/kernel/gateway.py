@@ -33,7 +33,7 @@ from notebook_bcc.errors import UsageError
 
 __all__ = ["MAX_UPLOAD_BYTES", "TOKEN_ENV", "Gateway", "check_upload", "run_quietly"]
 
-#: Data sent to a gateway kernel through the kernel itself, all files together (README).
+#: Data sent to a gateway kernel through the kernel itself, all files together (docs/gateway.md).
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 #: The environment variable holding the gateway's token (never written to the run directory).
 TOKEN_ENV = "BCC_KERNEL_GATEWAY_TOKEN"

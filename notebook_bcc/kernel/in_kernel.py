@@ -93,7 +93,7 @@ _nested.maxstring = _nested.maxother = _nested.maxlong = 160
 _nested.maxdict = _nested.maxlist = _nested.maxtuple = 20
 _nested.maxset = _nested.maxfrozenset = _nested.maxdeque = _nested.maxarray = 20
 
-# the results every agent must be able to read whole (README, "Results")
+# the results every agent must be able to read whole (docs/results.md, "Results")
 _RESULTS = ("final_answers", "final_metrics")
 _RESULT_CHARS = 4000
 _long = _OrderedRepr()

@@ -46,7 +46,7 @@ __all__ = [
     "sandbox_env",
 ]
 
-#: How to get bubblewrap, for the error of ``--sandbox`` without it (README, "Sandbox").
+#: How to get bubblewrap, for the error of ``--sandbox`` without it (docs/sandbox.md, "Sandbox").
 INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
 )

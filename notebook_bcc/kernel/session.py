@@ -278,7 +278,7 @@ class KernelSession:
             evalue = "the kernel died; the gateway restarted it with an empty namespace"
             self.restarts += 1
             self.backend.prepare(self._silent)
-        # what bcc keeps of a cell, the secrets of its environment redacted (README, "Secrets")
+        # what bcc keeps of a cell, the secrets of its environment redacted (docs/sandbox.md, "Secrets")
         outputs = redact_tree(
             drop_oversized(merge_streams([dict(o) for o in cell.get("outputs", [])]))
         )

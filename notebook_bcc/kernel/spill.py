@@ -1,4 +1,4 @@
-"""A spill file: the full stream text of a cell whose outputs were cut (README, "A run
+"""A spill file: the full stream text of a cell whose outputs were cut (docs/run-directory.md, "A run
 directory": ``logs/cells/cell-SEQ-N.txt``), with the secrets of bcc's environment redacted.
 
 It is written under a temp name made anew (``O_CREAT|O_EXCL|O_NOFOLLOW``, no link below the

@@ -1,4 +1,4 @@
-"""The results contract (README, "Results: answers and key results"): ``final_answers`` and
+"""The results contract (docs/results.md, "Results: answers and key results"): ``final_answers`` and
 ``final_metrics``, read from the kernel at the end of a run, matched to the problem's questions,
 and compared, value by value, with what the verification re-execution computed.
 

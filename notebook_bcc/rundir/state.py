@@ -1,6 +1,6 @@
 """WorkflowState: where the run is, its plan, counters and ledger; JSON round trip.
 
-``state.json`` (README, "A run directory") is ``WorkflowState.to_json()``; the fixed keys outside checks read
+``state.json`` (docs/run-directory.md, "A run directory") is ``WorkflowState.to_json()``; the fixed keys outside checks read
 are ``schema_version``, ``fsm_state`` and ``location``.
 """
 

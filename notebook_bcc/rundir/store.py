@@ -1,4 +1,4 @@
-"""The run directory (README, "A run directory"): creation, run lock, durable writes, events, logs, checkpoint.
+"""The run directory (docs/run-directory.md, "A run directory"): creation, run lock, durable writes, events, logs, checkpoint.
 
 Every write goes through ``write_durable``: temp file, fsync, rename, fsync of the directory,
 never through a link (:mod:`notebook_bcc.own_files`), and with the secrets of bcc's environment

@@ -1,4 +1,4 @@
-"""summary.json (fixed keys: README, "A run directory") and summary.md (the same, for people)."""
+"""summary.json (fixed keys: docs/run-directory.md, "A run directory") and summary.md (the same, for people)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ __all__ = [
     "write_results",
 ]
 
-#: the exit code of a run that completed with failed steps (README, "Exit codes")
+#: the exit code of a run that completed with failed steps (docs/cli.md, "Exit codes")
 COMPLETED_WITH_FAILED_STEPS = 9
 #: the exit code of a run that completed but whose notebook failed its verification
 NOTEBOOK_DOES_NOT_RERUN = 10

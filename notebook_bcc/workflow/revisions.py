@@ -1,4 +1,4 @@
-"""Plan revisions: a reflector changes what is still to come (README, "Plans adapt").
+"""Plan revisions: a reflector changes what is still to come (docs/agents.md, "Plans adapt").
 
 The behavior reflector (after an attempt) and the stage reflector may send a
 ``<plan_revision>``: revise the goal, the artifacts or the needs of the current step or of a

@@ -6,7 +6,7 @@ import pytest
 from notebook_bcc import fsm
 from notebook_bcc.fsm import Event, State, Transition
 
-README = Path(__file__).parents[2] / "README.md"
+WORKFLOW_DOC = Path(__file__).parents[2] / "docs" / "workflow.md"
 
 
 def test_table_is_valid_and_has_the_design_rows():
@@ -61,8 +61,8 @@ def test_check_target_refuses_a_target_outside_the_row():
         fsm.check_target(State.STEP_RUNNING, Event.START_BEHAVIOR, State.STAGE_COMPLETED)
 
 
-def test_readme_table_is_rendered_from_the_fsm():
-    text = README.read_text(encoding="utf-8")
+def test_docs_table_is_rendered_from_the_fsm():
+    text = WORKFLOW_DOC.read_text(encoding="utf-8")
     assert fsm.render_markdown() in text
 
 

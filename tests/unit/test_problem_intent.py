@@ -1,4 +1,4 @@
-"""Reading the problem's intent from its wording (README, "Writing a problem")."""
+"""Reading the problem's intent from its wording (docs/problems.md, "Writing a problem")."""
 
 from __future__ import annotations
 
