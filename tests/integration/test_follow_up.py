@@ -176,6 +176,10 @@ def test_a_follow_up_asking_for_a_model_of_another_column(completed: Path, tmp_p
     values = answer["values"]
     assert abs(values["baseline_score"] - majority) < 0.02, values
     assert answer["value"] == values["cv_mean"] > values["baseline_score"] + 0.2
+    # cv_std is the population sd of the five fold scores; the sample one is its other reading
+    [reading] = answer["readings"]
+    assert "ddof=1" in reading["reading"]
+    assert abs(reading["values"]["cv_std"] - values["cv_std"] * (5 / 4) ** 0.5) <= 1.2e-4, answer
     assert summary["key_results"] == _summary(completed)["key_results"]  # the run's own model
     assert summary["verification"]["status"] == "passed"
 

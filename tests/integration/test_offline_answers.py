@@ -152,3 +152,34 @@ def test_a_question_that_keeps_only_some_rows_is_not_answered_over_all(tmp_path:
     assert plain["answered"] and plain["value"] == frame.groupby("brand")["stars"].mean().idxmax()
     assert not restricted["answered"] and restricted["value"] is None
     assert "keeps only some rows ('among …')" in restricted["text"]
+
+
+def _sample_sd_of_five_folds(pop: float) -> float:
+    """The sample sd of five numbers whose population sd is ``pop``: sqrt(5/4) times it."""
+    return pop * (5 / 4) ** 0.5
+
+
+def test_the_penguins_answer_using_a_standard_deviation_carries_both_readings(
+    penguins_run: Path,
+) -> None:
+    """The offline analyst records the other reading where it computes a standard deviation
+    (cv_std: population, ddof=0, and sample, ddof=1) or a quantile (the bootstrap's 5th and
+    95th percentiles: interpolated, numpy's default, and the nearest resample score)."""
+    summary = json.loads((penguins_run / "summary.json").read_text())
+    using_sd = [a for a in summary["answers"] if "cv_std" in a["values"]]
+    assert using_sd, summary["answers"]  # the penguins problem asks how stable the score is
+    for answer in using_sd:
+        values, readings = answer["values"], answer["readings"]
+        [sd] = [r for r in readings if "cv_std" in r["values"]]
+        assert "ddof=1" in sd["reading"] and "ddof=0" in sd["reading"]
+        # five folds, each value rounded to 4 decimals
+        expected = _sample_sd_of_five_folds(values["cv_std"])
+        assert abs(sd["values"]["cv_std"] - expected) <= 1.2e-4, (values, sd)
+        assert sd["values"]["cv_std"] > values["cv_std"] > 0
+        [pct] = [r for r in readings if "bootstrap_p05" in r["values"]]
+        assert "nearest" in pct["reading"] and "linear" in pct["reading"]
+        # the nearest of 20 resample scores to rank 0.95 is the one above it, to 18.05 below
+        assert pct["values"]["bootstrap_p05"] >= values["bootstrap_p05"]
+        assert pct["values"]["bootstrap_p95"] <= values["bootstrap_p95"]
+        assert set(pct["values"]) == {"bootstrap_p05", "bootstrap_p95"}
+    assert summary["verification"]["results"] == "reproduced"  # the readings re-run too

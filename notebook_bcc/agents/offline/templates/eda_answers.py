@@ -168,6 +168,15 @@ def _bcc_metrics_answer(question):
         readings.append({"reading": "cv_std as the sample standard deviation of the fold scores (ddof=1); "
                                     "the headline's is the population one (numpy .std(), ddof=0)",
                          "values": {"cv_std": round(float(folds.std(ddof=1)), 4)}})
+    # the bootstrap percentiles interpolate between resample scores (numpy's default,
+    # 'linear'); the nearest resample score is the other reading
+    boot = globals().get("_bcc_bootstrap_scores")
+    if boot is not None and len(boot) > 1 and "bootstrap_p05" in values:
+        readings.append({"reading": "bootstrap_p05 and bootstrap_p95 as the nearest resample scores (numpy "
+                                    "percentile, method='nearest'); the headline's interpolate between "
+                                    "them (method='linear', numpy's default)",
+                         "values": {k: round(float(np.percentile(boot, q, method="nearest")), 4)
+                                    for k, q in (("bootstrap_p05", 5), ("bootstrap_p95", 95))}})
     return metrics["test_score"], text, values, readings
 
 

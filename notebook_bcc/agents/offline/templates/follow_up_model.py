@@ -43,4 +43,10 @@ for _bcc_q, _bcc_names in __QUESTIONS__:
         "value": follow_up_model["cv_mean"], "text": _bcc_text,
         "values": {n: follow_up_model.get(n) for n in _bcc_names or ("cv_mean", "cv_std", "baseline_score")},
     }
+    if "cv_std" in final_answers[_bcc_q]["values"] and len(_bcc_scores) > 1:
+        # cv_std is numpy's .std() (ddof=0); the sample standard deviation is the other reading
+        final_answers[_bcc_q]["readings"] = [{
+            "reading": "cv_std as the sample standard deviation of the fold scores (ddof=1); "
+                       "the headline's is the population one (numpy .std(), ddof=0)",
+            "values": {"cv_std": round(float(_bcc_scores.std(ddof=1)), 4)}}]
 print(_bcc_text)

@@ -30,6 +30,7 @@ for _seed in (SEED + 1, SEED + 2):
     _cv_by_seed[str(_seed)] = round(float(np.nanmean(_scores)), 4)
 _seed_means = np.array(list(_cv_by_seed.values()), dtype=float)
 _has_boot = len(_boot) > 0
+_bcc_bootstrap_scores = _boot  # the answers' other reading of the percentiles
 stability_report = {
     "metric": final_metrics["metric"],
     "bootstrap_resamples": int(len(_boot)),

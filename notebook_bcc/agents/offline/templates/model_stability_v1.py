@@ -25,6 +25,7 @@ for seed in (SEED, SEED + 1, SEED + 2):
         _cv[str(seed)] = round(float(np.nanmean(s)), 4)
     except Exception as exc:
         print(f"seed {seed} skipped: {exc}")
+_bcc_bootstrap_scores = np.asarray(_boot, dtype=float)  # the answers' other reading of the percentiles
 stability_report = {
     "metric": final_metrics["metric"],
     "bootstrap_resamples": len(_boot),
