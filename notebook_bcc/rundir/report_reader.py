@@ -17,7 +17,13 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from notebook_bcc.rundir.results import is_shortened, named_text, reading_lines, value_text
+from notebook_bcc.rundir.results import (
+    READING_DIFFERS,
+    is_shortened,
+    named_text,
+    reading_lines,
+    value_text,
+)
 
 __all__ = ["READER_STYLE", "markdown_html", "reader_html", "rounded_html"]
 
@@ -86,7 +92,7 @@ def _answer(a: dict[str, Any]) -> str:
         for n, v in named.items()
     )
     readings = "".join(
-        f'<br><span class="{"differ" if a.get("readings_differ") else ""}">{e(line)}</span>'
+        f'<br><span class="{"differ" if line.endswith(READING_DIFFERS) else ""}">{e(line)}</span>'
         for line in reading_lines(a)
     )
     return (

@@ -20,6 +20,7 @@ __all__ = [
     "FETCH_WHOLE",
     "FINDINGS_NAMES",
     "RESULT_LIMITS",
+    "READING_DIFFERS",
     "RESULT_NAMES",
     "Reading",
     "Answer",
@@ -172,16 +173,23 @@ def value_text(value: Any) -> str:
     return value if isinstance(value, str) else python_text(value)
 
 
+#: the end of a reading's line when that reading gives other values than the headline's
+READING_DIFFERS = " (gives other values: the answer depends on the reading)"
+
+
 def reading_lines(answer: Mapping[str, Any]) -> list[str]:
     """An answer's other readings as summary.md and ``bcc status`` list them (from its
-    summary.json form): ``other reading, sample sd (ddof=1): @sd[1.3]``, flagged when it gives
-    other values than the headline's reading."""
-    flag = " (gives other values: the answer depends on the reading)"
-    return [
-        f"other reading, {r['reading']}: {named_text(r.get('values') or {})}"
-        + (flag if answer.get("readings_differ") else "")
-        for r in answer.get("readings") or []
-    ]
+    summary.json form): ``other reading, sample sd (ddof=1): @sd[1.3]``, each flagged
+    (:data:`READING_DIFFERS`) when it gives another value for a name the headline answers."""
+    mine = answer.get("values") or {}
+    lines = []
+    for r in answer.get("readings") or []:
+        theirs = r.get("values") or {}
+        differs = any(n in mine and not _same(v, mine[n]) for n, v in theirs.items())
+        lines.append(
+            f"other reading, {r['reading']}: {named_text(theirs)}" + READING_DIFFERS * differs
+        )
+    return lines
 
 
 def quoted_text(value: Any) -> str:

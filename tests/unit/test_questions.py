@@ -271,6 +271,12 @@ def test_an_answer_carries_its_readings_and_they_are_verified() -> None:
         "other reading, sample sd (ddof=1): @sd[1.3] (gives other values: the answer depends "
         "on the reading)"
     ]
+    # a reading that gives the headline's values is listed, not flagged
+    same = {**data, "readings": [*data["readings"], {"reading": "rounded", "values": {"sd": 1.2}}]}
+    assert reading_lines(same)[1] == "other reading, rounded: @sd[1.2]"
+    assert reading_lines(same)[0].endswith(
+        "(gives other values: the answer depends on the reading)"
+    )
     changed = {"1": {**entry, "readings": [{"reading": "sample sd", "values": {"sd": 1.4}}]}}
     assert compare({"final_answers": {"1": entry}}, {"final_answers": changed}) == [
         "final_answers['1']['readings'][0]['values']['sd']: 1.3 in the run, 1.4 on re-execution"
