@@ -6,7 +6,8 @@ import pytest
 from notebook_bcc import fsm
 from notebook_bcc.fsm import Event, State, Transition
 
-WORKFLOW_DOC = Path(__file__).parents[2] / "docs" / "workflow.md"
+ROOT = Path(__file__).parents[2]
+WORKFLOW_DOC = ROOT / "docs" / "workflow.md"
 
 
 def test_table_is_valid_and_has_the_design_rows():
@@ -61,9 +62,9 @@ def test_check_target_refuses_a_target_outside_the_row():
         fsm.check_target(State.STEP_RUNNING, Event.START_BEHAVIOR, State.STAGE_COMPLETED)
 
 
-def test_docs_table_is_rendered_from_the_fsm():
-    text = WORKFLOW_DOC.read_text(encoding="utf-8")
-    assert fsm.render_markdown() in text
+@pytest.mark.parametrize("page", [ROOT / "README.md", WORKFLOW_DOC], ids=lambda p: p.name)
+def test_the_table_in_readme_and_docs_is_rendered_from_the_fsm(page: Path):
+    assert fsm.render_markdown() in page.read_text(encoding="utf-8")  # DESIGN §2: README's
 
 
 def test_fsm_imports_nothing_from_the_package():

@@ -45,6 +45,24 @@ def test_every_option_of_every_command_is_documented():
     assert not missing, missing
 
 
+def test_readme_is_the_cli_reference_in_brief():
+    """DESIGN §2: README holds the CLI reference: it names every option of every command
+    (docs/cli.md says what each does in full), and the prompts' size budget."""
+    from notebook_bcc.contract.prompts import PROMPT_BUDGET_CHARS
+
+    group = typer.main.get_command(app)
+    missing = [
+        f"{name} {opt}"
+        for name, command in group.commands.items()
+        for param in command.params
+        if getattr(param, "param_type_name", "") == "option"
+        for opt in param.opts
+        if opt.startswith("--") and opt != "--help" and opt not in README
+    ]
+    assert not missing, missing
+    assert f"**{PROMPT_BUDGET_CHARS:,} characters**" in README
+
+
 def test_quick_start_is_two_commands():
     block = re.search(r"## Quick start\s+```\s*\n(.*?)```", README, re.DOTALL)
     assert block and block.group(1).split("\n")[:2] == ["make demo", "make test"]
