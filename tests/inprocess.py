@@ -22,7 +22,7 @@ from notebook_bcc import cli, failpoints
 from notebook_bcc.workflow import runner
 from tests.scripted_kernel import ScriptedKernels
 
-__all__ = ["bcc_in_process"]
+__all__ = ["bcc_in_process", "scripted_kernels"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,7 +39,7 @@ def bcc_in_process(
         _environment({**(os.environ if environ is None else environ), **(env or {})}),
         contextlib.chdir(cwd),
         _signals_kept(),
-        _kernels(kernels or ScriptedKernels()),
+        scripted_kernels(kernels),
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
     ):
@@ -50,9 +50,11 @@ def bcc_in_process(
 
 
 @contextlib.contextmanager
-def _kernels(factory: ScriptedKernels) -> Iterator[None]:
+def scripted_kernels(factory: ScriptedKernels | None = None) -> Iterator[None]:
+    """Within it, every run this process starts (``bcc`` in process, or the library's
+    ``notebook_bcc.run``) takes its kernels from ``factory`` (a fresh ``ScriptedKernels``)."""
     before = runner.open_kernel
-    runner.open_kernel = factory  # type: ignore[assignment] - the Runner's default factory
+    runner.open_kernel = factory or ScriptedKernels()  # type: ignore[assignment]
     try:
         yield
     finally:

@@ -1,10 +1,13 @@
 """The library (issue 42): ``notebook_bcc.run`` on the penguins example returns a ``Run``
 whose answers are summary.json's, as Python values; ``open_run(path).ask(...)`` answers a
-follow-up; a ``Run`` shows itself in Jupyter. Called from Python, not through the CLI."""
+follow-up; a ``Run`` shows itself in Jupyter. Called from Python, not through the CLI, in this
+process with scripted kernels (``tests/inprocess.py``): what is tested is the library's face;
+the same run on real kernels is test_end_to_end's example run."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -12,10 +15,17 @@ import pytest
 
 import notebook_bcc
 from tests.conftest import ROOT
+from tests.inprocess import scripted_kernels
 
 pytestmark = pytest.mark.timeout(600)
 
 EXAMPLE = ROOT / "examples" / "penguins"
+
+
+@pytest.fixture(autouse=True)
+def _scripted() -> Iterator[None]:
+    with scripted_kernels():
+        yield
 
 
 def test_run_open_and_ask_from_python(tmp_path: Path) -> None:
