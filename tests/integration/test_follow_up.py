@@ -54,13 +54,28 @@ def completed(penguins_run: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def asked(completed: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The completed run (copied) after one follow-up, and a copy taken before it."""
-    run = tmp_path_factory.mktemp("asked") / "run"
+def failed_then_resumed(
+    completed: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path]:
+    """A follow-up on a copy of the completed run whose first behavior meets a bug (its 3rd
+    agent call): a copy of the run as that left it, and the run once ``bcc resume`` finished
+    the follow-up."""
+    folder = tmp_path_factory.mktemp("asked")
+    run, failed = folder / "run", folder / "failed"
     shutil.copytree(completed, run)
-    proc = bcc_in_process("ask", str(run), ISLAND, "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    return completed, run
+    proc = bcc_in_process("ask", str(run), ISLAND, "--quiet", env={"BCC_FAILPOINTS": "agent@3=bug"})
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    shutil.copytree(run, failed)
+    resumed = bcc_in_process("resume", str(run), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    return failed, run
+
+
+@pytest.fixture(scope="module")
+def asked(completed: Path, failed_then_resumed: tuple[Path, Path]) -> tuple[Path, Path]:
+    """The completed run, and its copy after one follow-up (asked, failed, then resumed: a
+    follow-up asked without a fault is test_api's and the other column's below)."""
+    return completed, failed_then_resumed[1]
 
 
 def test_a_follow_up_adds_a_section_that_answers_it_and_keeps_the_run(asked) -> None:
@@ -184,21 +199,19 @@ def test_a_follow_up_asking_for_a_model_of_another_column(completed: Path, tmp_p
     assert summary["verification"]["status"] == "passed"
 
 
-def test_a_follow_up_that_fails_leaves_the_earlier_answers(completed: Path, tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    shutil.copytree(completed, run)
+def test_a_follow_up_that_fails_leaves_the_earlier_answers(
+    completed: Path, failed_then_resumed: tuple[Path, Path]
+) -> None:
+    run, resumed = failed_then_resumed
     earlier = _summary(completed)
-    # the follow-up's 3rd agent call (its first behavior) meets a bug
-    proc = bcc_in_process("ask", str(run), ISLAND, "--quiet", env={"BCC_FAILPOINTS": "agent@3=bug"})
-    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     summary = _summary(run)
     assert summary["final_state"] == "WORKFLOW_ABORTED"
     assert summary["answers"] == earlier["answers"]  # the earlier answers stand
     assert not summary["follow_ups"][0]["answers"][0]["answered"]
     assert _code(run) == _code(completed)  # no cell of the follow-up's ran
-    resumed = bcc_in_process("resume", str(run), "--quiet")
-    assert resumed.returncode == 0, resumed.stderr
-    assert _summary(run)["follow_ups"][0]["answers"][0]["value"] == "Biscoe"
+    # and resume finished it: the follow-up answered, the earlier answers as they were
+    assert _summary(resumed)["follow_ups"][0]["answers"][0]["value"] == "Biscoe"
+    assert _summary(resumed)["answers"] == earlier["answers"]
 
 
 def test_only_a_completed_run_takes_a_follow_up(completed: Path, tmp_path: Path) -> None:
