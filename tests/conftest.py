@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -101,6 +102,30 @@ def penguins_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Pa
         (folder / "stdout.txt").write_text(proc.stdout)
 
     return made_once(tmp_path_factory, worker_id, "penguins", make) / "run"
+
+
+def example_run(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: str
+) -> tuple[Path, subprocess.CompletedProcess]:
+    """``examples/<name>`` run offline by ``bcc run`` as a user runs it (a process, real
+    kernels), once per session: test_end_to_end checks the run, test_recipes the recipes' result
+    lines in its notebook. Returns the run directory and what ``bcc`` returned."""
+    example = ROOT / "examples" / name
+
+    def make(folder: Path) -> None:
+        folder.mkdir(parents=True)
+        data = sorted(str(p) for p in example.iterdir() if p.suffix == ".csv")
+        proc = run_bcc(
+            "run", str(example / "problem.md"), *data, "--out", str(folder / "run"), "--quiet"
+        )  # fmt: skip
+        (folder / "proc.json").write_text(
+            json.dumps({"args": proc.args, "returncode": proc.returncode,
+                        "stdout": proc.stdout, "stderr": proc.stderr})
+        )  # fmt: skip
+
+    folder = made_once(tmp_path_factory, worker_id, f"example-{name}", make)
+    saved = json.loads((folder / "proc.json").read_text())
+    return folder / "run", subprocess.CompletedProcess(**saved)
 
 
 def output_text(outputs: list) -> str:

@@ -17,7 +17,7 @@ import pytest
 from lxml import etree
 
 from notebook_bcc import fsm
-from tests.conftest import FINAL_METRICS_KEYS, ROOT, manifest, problem_text, run_bcc
+from tests.conftest import FINAL_METRICS_KEYS, ROOT, example_run, manifest, problem_text
 from tests.inprocess import bcc_in_process
 
 ROOTS = {t.event.value: t.root for t in fsm.TRANSITIONS if t.root}
@@ -94,12 +94,10 @@ def check_run_dir(run: Path) -> dict:
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
-def test_example_runs_offline_to_completion(example: Path, tmp_path: Path):
-    data = [p for p in example.iterdir() if p.suffix == ".csv"]
-    out = tmp_path / "run"
-    proc = run_bcc(
-        "run", str(example / "problem.md"), *map(str, data), "--out", str(out), "--quiet"
-    )
+def test_example_runs_offline_to_completion(
+    example: Path, tmp_path_factory: pytest.TempPathFactory, worker_id: str
+):
+    out, proc = example_run(tmp_path_factory, worker_id, example.name)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     summary = check_run_dir(out)

@@ -1,8 +1,11 @@
 """The offline analyst's code recipes, executed in a real Jupyter kernel.
 
-Every dataset runs its whole behavior sequence in one fresh kernel (nbclient), exactly as the
-notebook would: a parameters cell defining ``user_submit_files``, then the recipe cells. The
-real-world tables under ``../shared/datasets`` are skipped when that folder is absent.
+A shared table's defensive variant runs its whole behavior sequence in one fresh kernel
+(nbclient), exactly as the notebook would: a parameters cell defining ``user_submit_files``,
+then the recipe cells. The examples' recipes are read from the notebook of the examples' real
+``bcc`` runs (``tests.conftest.example_run``, shared with test_end_to_end): the same cells,
+run by the offline analyst in a real kernel. The real-world tables under ``../shared/datasets``
+are skipped when that folder is absent.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from notebook_bcc.agents.offline.recipes import (
     RecipeContext,
 )
 from notebook_bcc.agents.offline.templates.loader import template
-from tests.conftest import FINAL_METRICS_KEYS, output_text
+from tests.conftest import FINAL_METRICS_KEYS, example_run, output_text
 
 REPO = Path(__file__).parents[2]
 SHARED = REPO.parent / "shared" / "datasets"
@@ -322,12 +325,51 @@ def test_shared_dataset_defensive_variant(name: str, tmp_path: Path) -> None:
     check_probe(probe, ctx)
 
 
+def probe_of_run(run: Path, ctx: RecipeContext) -> dict:
+    """What ``PROBE`` reads from a kernel, read from a finished ``bcc`` run instead: the
+    results its summary keeps, the names its ledger saw, the files its cells wrote, and the
+    result line each step's last code cell printed (the playbook says which recipe served
+    which step)."""
+    summary = json.loads((run / "summary.json").read_text())
+    artifacts = summary["artifacts"]
+    nb = nbformat.read(run / "notebook.ipynb", as_version=4)
+    seen = {v["name"] for v in nb.metadata["bcc"]["variables"]}
+    names = [n for key in behavior_sequence(ctx.task) for n in PRODUCED[key]]
+    recipe_of = {
+        step.id: step.recipe
+        for stage in playbook(ctx.task in ("classification", "regression"))
+        for step in stage.steps
+    }
+    for cell in nb.cells:
+        step = cell.metadata.get("bcc", {}).get("step")
+        if cell.cell_type == "code" and step in recipe_of:
+            cell.metadata["bcc_recipe"] = recipe_of[step]
+    clean = next(v for v in nb.metadata["bcc"]["variables"] if v["name"] == "clean_dataset")
+    return {
+        "missing": [n for n in names if n not in seen],
+        "final_metrics": artifacts.get("final_metrics"),
+        "stability_report": artifacts.get("stability_report"),
+        "integrity_report": artifacts["integrity_report"],
+        "data_profile": artifacts["data_profile"],
+        "clean_shape": [int(n) for n in clean["shape"].split("x")],  # the ledger's "1461x6"
+        "summary_len": len(artifacts["analysis_summary"]),
+        "outputs": sorted(p.name for p in (run / "outputs").iterdir()),
+        "result_lines": result_lines(nb),
+    }
+
+
 @pytest.mark.parametrize("example", ["penguins", "wine", "diabetes"])
-def test_examples_end_each_step_with_a_result_line(example: str, tmp_path: Path) -> None:
+def test_examples_end_each_step_with_a_result_line(
+    example: str, tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> None:
+    """The recipes as the offline analyst ran them on the example in a real kernel, in the
+    notebook of test_end_to_end's run of it (one run serves both)."""
     folder = EXAMPLES / example
     meta = _front_matter(folder / "problem.md")
     ctx = RecipeContext(target=meta.get("target"), task=meta["task"], seed=42)
-    probe = run_recipes(next(folder.glob("*.csv")), ctx, tmp_path)
+    run, proc = example_run(tmp_path_factory, worker_id, example)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    probe = probe_of_run(run, ctx)
     check_probe(probe, ctx)
     lines = probe["result_lines"]
     rows = probe["data_profile"]["n_rows"]
