@@ -161,7 +161,7 @@ class ScriptedKernel:
                 outputs.append({"output_type": "stream", "name": name, "text": stream.getvalue()})
         outputs += figures  # what it displayed and showed, in order
         if value is not None:
-            data, metadata = _FORMATTER.format(value)
+            data, metadata = _formatted(value)
             outputs.append(
                 {
                     "output_type": "execute_result",
@@ -247,7 +247,8 @@ class ScriptedKernel:
         self.namespace: dict[str, Any] = {
             "__name__": "__main__",
             "__builtins__": builtins,
-            "display": _display,  # a kernel's builtin
+            "display": _display,  # a kernel's builtins
+            "get_ipython": lambda: _SHELL,
         }
         shell = types.SimpleNamespace(
             user_ns=self.namespace,
@@ -308,13 +309,25 @@ def _helper_module() -> types.ModuleType:
 
 _FIGURE_TEXT = _helper_module().describe_figure
 _FORMATTER = DisplayFormatter()  # IPython's: each object's mimetypes, as a kernel sends them
+# a figure's plain text is the helper's description, as bcc registers it in a kernel
+_FORMATTER.formatters["text/plain"].for_type_by_name(
+    "matplotlib.figure", "Figure", lambda fig, printer, cycle: printer.text(_FIGURE_TEXT(fig))
+)
+_SHELL = types.SimpleNamespace(display_formatter=_FORMATTER)  # what a cell's get_ipython() gives
 
 
 def _display(*objs: Any, **kwargs: Any) -> None:
     """``display(obj)`` in a kernel: a display_data output of each object."""
     for obj in objs:
-        data, metadata = _FORMATTER.format(obj)
+        data, metadata = _formatted(obj)
         _shown.append({"output_type": "display_data", "data": data, "metadata": metadata})
+
+
+def _formatted(obj: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """IPython's mimetypes of ``obj``, binary ones in base64 as a kernel sends them."""
+    data, metadata = _FORMATTER.format(obj)
+    return {k: base64.b64encode(v).decode() if isinstance(v, bytes) else v
+            for k, v in data.items()}, metadata  # fmt: skip
 
 
 @contextlib.contextmanager

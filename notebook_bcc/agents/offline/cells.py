@@ -29,7 +29,7 @@ MIN_LINES = 3  # ... and at a paragraph once it has this many
 
 _DEFINES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _OPENS = re.compile(r"\bplt\.(subplots|figure|subplot_mosaic)\(")
-_CLOSES = re.compile(r"\bplt\.(show|close)\(")
+_CLOSES = re.compile(r"\bplt\.(show|close)\(|\b_bcc_show\(")
 
 
 def _units(source: str) -> list[tuple[str, ast.stmt, bool]]:
@@ -66,7 +66,7 @@ def _shows_nothing(value: ast.expr) -> bool:
         return False
     func = value.func
     name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-    return name in {"print", "display", "show", "close", "savefig", "tight_layout"}
+    return name in {"print", "display", "show", "close", "savefig", "tight_layout", "_bcc_show"}
 
 
 def reader_cells(source: str) -> list[str]:

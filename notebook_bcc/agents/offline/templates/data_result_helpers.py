@@ -38,3 +38,25 @@ def _bcc_result(text):
     text = " ".join(str(text).split())
     display(_BccResult(text if len(text) <= 400 else text[:396].rstrip() + " ..."))
 
+
+
+# --- a figure, saved and shown from one drawing
+class _BccSavedFigure:
+    # the saved file's image, with the figure's text (its titles, axes and what they draw)
+    def __init__(self, path, text):
+        self.path, self.text = path, text
+
+    def _repr_png_(self):
+        with open(self.path, "rb") as handle:
+            return handle.read()
+
+    def __repr__(self):
+        return self.text
+
+
+def _bcc_show(fig, path):
+    # plt.show() would draw the figure a second time: show the image just saved instead
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    text = get_ipython().display_formatter.formatters["text/plain"](fig)
+    display(_BccSavedFigure(path, text))
+    plt.close(fig)

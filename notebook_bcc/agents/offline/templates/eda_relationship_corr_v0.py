@@ -26,9 +26,7 @@ def _bcc_draw_correlations(matrix, target, path):
                 ax.text(j, i, "" if pd.isna(value) else f"{value:.2f}", ha="center", va="center", fontsize=7)
     fig.colorbar(image, ax=ax, shrink=0.8, label="Pearson r")
     ax.set_title("Pearson correlations")
-    fig.savefig(path, dpi=100, bbox_inches="tight")
-    plt.show()
-    plt.close(fig)
+    _bcc_show(fig, path)
 
 
 def _bcc_strongest_pairs(matrix, n=8):

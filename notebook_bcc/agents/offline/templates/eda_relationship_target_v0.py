@@ -38,9 +38,7 @@ if TARGET is not None and TARGET in clean_dataset.columns:
         _ax.set_xlabel(str(TARGET))
         _ax.set_ylabel("rows")
         print(f"\n{TARGET!r}: mean {_yn.mean():.4g}, median {_yn.median():.4g}, skew {_yn.skew():.2f}")
-    _fig.savefig("outputs/target.png", dpi=100, bbox_inches="tight")
-    plt.show()
-    plt.close(_fig)
+    _bcc_show(_fig, "outputs/target.png")
     _scores, _methods = {}, {}
     for _c in clean_dataset.columns:
         if _c == TARGET or _c in _id_cols or _c in date_cols:

@@ -20,9 +20,7 @@ def _bcc_over_time(frame, date_cols, columns, path):
         ax.set_ylabel(str(c)[:20], fontsize=8)
     axes[0, 0].set_title(f"Over time ({dcol})")
     axes[-1, 0].set_xlabel(str(dcol))
-    fig.savefig(path, dpi=100, bbox_inches="tight")
-    plt.show()
-    plt.close(fig)
+    _bcc_show(fig, path)
     years, months = series[dcol].dt.year, series[dcol].dt.month
     span_years = (series[dcol].max() - series[dcol].min()).days / 365.25
     print(f"\nTime span of {dcol!r}: {series[dcol].min()} to {series[dcol].max()} ({span_years:.1f} years)")

@@ -16,9 +16,7 @@ if not correlation_matrix.empty:
     except Exception as exc:
         _ax.text(0.1, 0.5, f"heatmap failed: {exc}")
         print(f"heatmap failed: {exc}")
-    _fig.savefig("outputs/correlations.png", dpi=100, bbox_inches="tight")
-    plt.show()
-    plt.close(_fig)
+    _bcc_show(_fig, "outputs/correlations.png")
     _pairs = correlation_matrix.where(np.triu(np.ones(correlation_matrix.shape, dtype=bool), k=1)).stack().dropna()
     for (_a, _b), _r in _pairs.abs().sort_values(ascending=False).head(5).items():
         strongest_correlations.append((str(_a), str(_b), round(float(correlation_matrix.loc[_a, _b]), 3)))
@@ -32,9 +30,7 @@ if TARGET is not None:
             _ax.hist(pd.to_numeric(clean_dataset[TARGET], errors="coerce").dropna(), bins=30)
     except Exception as exc:
         print(f"target plot failed: {exc}")
-    _fig.savefig("outputs/target.png", dpi=100, bbox_inches="tight")
-    plt.show()
-    plt.close(_fig)
+    _bcc_show(_fig, "outputs/target.png")
     if TARGET in _num.columns and TARGET in correlation_matrix.columns:
         target_associations = correlation_matrix[TARGET].drop(TARGET).abs().sort_values(ascending=False)
         print("Correlation with target:", target_associations.head(10).round(3).to_dict())
@@ -43,8 +39,7 @@ if _dates and _num.shape[1]:
     try:
         _s = clean_dataset.sort_values(_dates[0])
         _s.plot(x=_dates[0], y=list(_num.columns[:4]), subplots=True, figsize=(10, 8), legend=True)
-        plt.savefig("outputs/timeseries.png", dpi=100, bbox_inches="tight")
-        plt.show()
+        _bcc_show(plt.gcf(), "outputs/timeseries.png")
     except Exception as exc:
         print(f"time-series plot failed: {exc}")
 _bcc_labels, _bcc_extra = {}, []

@@ -38,9 +38,7 @@ def _bcc_draw_distributions(frame, columns, path):
         ax.set_visible(False)
     fig.suptitle("Distributions of numeric columns", y=1.01)
     fig.tight_layout()
-    fig.savefig(path, dpi=100, bbox_inches="tight")
-    plt.show()
-    plt.close(fig)
+    _bcc_show(fig, path)
 
 
 _skewed = [c for c in _plot_cols if abs(float(numeric_summary.loc[c, "skew"] or 0)) > 1]

@@ -16,9 +16,7 @@ except Exception as exc:
     _fig.clf()
     _fig.text(0.1, 0.5, f"Histograms unavailable: {exc}")
     print(f"Histograms unavailable: {exc}")
-_fig.savefig("outputs/distributions.png", dpi=100, bbox_inches="tight")
-plt.show()
-plt.close(_fig)
+_bcc_show(_fig, "outputs/distributions.png")
 for _c in [c for c in clean_dataset.columns if c not in _num.columns][:6]:
     try:
         if clean_dataset[_c].nunique() <= 30:

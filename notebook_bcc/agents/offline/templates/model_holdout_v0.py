@@ -49,9 +49,7 @@ else:
     _ax.set_xlabel(f"actual {TARGET}")
     _ax.set_ylabel(f"predicted {TARGET}")
     _ax.set_title("Hold-out predictions")
-_fig.savefig("outputs/holdout.png", dpi=100, bbox_inches="tight")
-plt.show()
-plt.close(_fig)
+_bcc_show(_fig, "outputs/holdout.png")
 
 _sample = X_test.sample(n=min(len(X_test), 2000), random_state=SEED)
 _imp = permutation_importance(final_model, _sample, y_test.loc[_sample.index], n_repeats=5,
