@@ -96,6 +96,16 @@ def bcc_scripted(
     return proc, t0, time.monotonic() - t0
 
 
+def model_run(fake: FakeLLM, problem: Path, data: Path, out: Path) -> subprocess.CompletedProcess:
+    """``bcc run PROBLEM DATA --out OUT`` with ``fake`` as the model, in this process with
+    scripted kernels."""
+    proc, _, _ = bcc_scripted(
+        "run", str(problem), str(data), "--model", "openai/m", "--api-base", fake.url,
+        "--out", str(out), "--quiet",
+    )  # fmt: skip
+    return proc
+
+
 def inputs(tmp: Path) -> tuple[Path, Path]:
     tmp.mkdir(parents=True, exist_ok=True)
     problem, data = tmp / "problem.md", tmp / DATA

@@ -23,6 +23,7 @@ from scipy import stats
 from notebook_bcc.contract.run_block import ANCHOR_WORDS
 from tests.fakellm import FakeLLM, Request
 from tests.integration.test_llm import bcc_scripted as bcc
+from tests.integration.test_llm import model_run
 
 pytestmark = [pytest.mark.check, pytest.mark.timeout(240)]
 
@@ -146,10 +147,7 @@ def done(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Done]:
     frame.to_csv(tmp / "people.csv", index=False)
     (tmp / "problem.md").write_text(PROBLEM)
     with FakeLLM(policy=policy) as fake:
-        proc, _, _ = bcc(
-            "run", str(tmp / "problem.md"), str(tmp / "people.csv"), "--model", "openai/m",
-            "--api-base", fake.url, "--out", str(tmp / "run"), "--quiet",
-        )  # fmt: skip
+        proc = model_run(fake, tmp / "problem.md", tmp / "people.csv", tmp / "run")
         yield Done(tmp / "run", list(fake.requests), proc.returncode, proc.stderr, frame)
 
 

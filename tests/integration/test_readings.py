@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.fakellm import FakeLLM, Request
+from tests.fakellm import FakeLLM, Request, scripted_reply
 from tests.integration.test_llm import bcc_scripted as bcc
+from tests.integration.test_llm import model_run
 
 pytestmark = [pytest.mark.check, pytest.mark.timeout(240)]
 
@@ -70,43 +71,8 @@ for name, text in {"KEY0": KEYS[0], "KEY1": KEYS[1], "NEAREST": NEAREST, "HIGHER
 
 
 def policy(req: Request) -> str:
-    event = req.transition
-    if event == "START_WORKFLOW":
-        return (
-            '<stages><stage id="answers" title="Answers"><goal>Answer both questions in one '
-            'step.</goal><verified_artifacts><variable name="final_answers">dict</variable>'
-            "</verified_artifacts></stage></stages>"
-        )
-    if event == "START_STEP":
-        return (
-            '<steps><step id="answer_all" title="Both answers"><goal>Compute them.</goal>'
-            '<verified_artifacts><variable name="final_answers">dict</variable>'
-            "</verified_artifacts></step></steps>"
-        )
-    if event == "START_BEHAVIOR":
-        return (
-            '<behavior id="answer_all_b1" step_id="answer_all"><agent>Explore-Agent</agent>'
-            "<task>Answer both, with their readings.</task><outputs><artifact name="
-            '"final_answers">dict</artifact></outputs><acceptance><criterion>'
-            "len(final_answers) == 2</criterion></acceptance></behavior>"
-        )
-    if event == "COMPLETE_ACTION":
-        return f"<actions><add-text>Both answers.</add-text><add-code2run><![CDATA[{CODE}]]></add-code2run></actions>"
-    if event == "COMPLETE_STEP":
-        return (
-            '<reflection current_step_is_complete="true"><evaluation><goal_achievement>'
-            "<status>achieved</status><reasoning>ok</reasoning></goal_achievement></evaluation>"
-            "<decision><next_state>STEP_COMPLETED</next_state><reasoning>done</reasoning>"
-            "</decision></reflection>"
-        )
-    if event == "COMPLETE_STAGE":
-        return (
-            '<stage_reflection stage_is_complete="true"><step_evaluation><step_id>answer_all'
-            "</step_id><completion_status>complete</completion_status></step_evaluation>"
-            "<decision><next_state>STAGE_COMPLETED</next_state><reasoning>r</reasoning>"
-            "</decision><variable_management/></stage_reflection>"
-        )
-    raise AssertionError(event)
+    """One stage, one step, one behavior whose action makes ``final_answers`` with ``CODE``."""
+    return scripted_reply(req.transition, CODE, artifact="final_answers")
 
 
 @dataclass
@@ -133,10 +99,7 @@ def done(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Done]:
     pd.DataFrame({"income": income}).to_csv(tmp / "people.csv", index=False)
     (tmp / "problem.md").write_text(PROBLEM)
     with FakeLLM(policy=policy) as fake:
-        proc, _, _ = bcc(
-            "run", str(tmp / "problem.md"), str(tmp / "people.csv"), "--model", "openai/m",
-            "--api-base", fake.url, "--out", str(tmp / "run"), "--quiet",
-        )  # fmt: skip
+        proc = model_run(fake, tmp / "problem.md", tmp / "people.csv", tmp / "run")
         assert [r.transition for r in fake.requests][-1] == "COMPLETE_STAGE"
     yield Done(tmp / "run", proc.returncode, proc.stderr, income)
 
