@@ -18,10 +18,10 @@ __all__ = ["parse_module", "literal"]
 _PARSING = threading.Lock()
 
 
-def parse_module(source: str) -> ast.Module:
-    """``ast.parse(source)``; raises SyntaxError as it does."""
+def parse_module(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse(source, filename)``; raises SyntaxError as it does."""
     with _PARSING:
-        return ast.parse(source)
+        return ast.parse(source, filename=filename)
 
 
 def literal(text: str) -> Any:

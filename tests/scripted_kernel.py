@@ -42,6 +42,7 @@ from notebook_bcc.kernel.inspection import FETCH_CHARS, check_report_of, namespa
 from notebook_bcc.kernel.outputs import excerpt
 from notebook_bcc.kernel.records import CellOutcome, CheckReport, KernelEnvironment, Namespace
 from notebook_bcc.kernel.session import ANALYSIS_PACKAGES
+from notebook_bcc.syntax import parse_module
 from notebook_bcc.workflow.kernels import KernelRequest
 
 __all__ = ["FigureCanvas", "ScriptedKernel", "ScriptedKernels", "show"]
@@ -188,7 +189,7 @@ class ScriptedKernel:
         on a thread other than the main one fails now and then on CPython 3.11 ("AST
         constructor recursion depth mismatch")."""
         name = f"<cell {self._count}>"
-        body = ast.parse(source, filename=name).body
+        body = parse_module(source, name).body  # bcc's lock: one parse at a time across threads
         head, last = source, None
         if body and isinstance(body[-1], ast.Expr):
             lines = source.splitlines(keepends=True)

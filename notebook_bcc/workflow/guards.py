@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from notebook_bcc.syntax import parse_module
+
 __all__ = [
     "Guard",
     "blocked",
@@ -74,7 +76,7 @@ def names_bound(code: str) -> set[str]:
     (assignments, imports, definitions, loop and ``with`` targets); none when it does not
     parse. IPython's ``%`` and ``!`` lines are read as ``pass``."""
     try:
-        tree = ast.parse(_MAGIC.sub(r"\1pass", code))
+        tree = parse_module(_MAGIC.sub(r"\1pass", code))  # one parse at a time (syntax.py)
     except (SyntaxError, ValueError):
         return set()
     names: set[str] = set()
