@@ -48,6 +48,8 @@ class StepFailure(str, Enum):
 
 
 DEFAULT_STEP_FAILURE = StepFailure(DEFAULTS.on_step_failure)
+Rounds = Enum("Rounds", {r: r for r in ("compact", "full")}, type=str)  # type: ignore[misc]
+DEFAULT_ROUNDS = Rounds(DEFAULTS.rounds)
 
 
 #: ``bcc validate --kind``: the payload roots of the transition table
@@ -105,6 +107,9 @@ def run(
     on_step_failure: Opt[
         StepFailure, typer.Option(help="continue | abort at a capped step")
     ] = DEFAULT_STEP_FAILURE,
+    rounds: Opt[
+        Rounds, typer.Option(help="compact: a reply may answer the next transitions | full")
+    ] = DEFAULT_ROUNDS,
     keep_failed_cells: Opt[
         bool, typer.Option("--keep-failed-cells", help="keep failed code in the notebook")
     ] = DEFAULTS.keep_failed_cells,
@@ -170,6 +175,7 @@ def run(
             max_kernel_restarts=max_kernel_restarts,
             llm_timeout=llm_timeout,
             on_step_failure=on_step_failure.value,
+            rounds=rounds.value,
             keep_failed_cells=keep_failed_cells,
             verify=not no_verify,
             free_deprecated=free_deprecated,

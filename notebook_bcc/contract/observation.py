@@ -107,10 +107,16 @@ class Observation:
     environment: str = ""  # the kernel's Python and packages, one line ("" before it reported)
     supervised: bool = True  # the problem asks for a model of a target (final_metrics applies)
     follow_ups: tuple[str, ...] = ()  # questions asked of the completed run (bcc ask), in order
-    asked_questions: int = 0  # how many of ``questions``, at their end, the follow-ups asked
+    follow_up_counts: tuple[int, ...] = ()  # questions each asked (they end ``questions``)
     max_alternatives: int = 1  # a fork's branches at most (1: the arranger may not fork)
+    rounds: str = "full"  # "compact": the prompt offers the next transition's payload too
     branch: str = ""  # the fork's branch (its behavior id) this transition runs in
     branch_note: str = ""  # what the branch's agents are told about the fork
+
+    @property
+    def asked_questions(self) -> int:
+        """How many of ``questions``, at their end, the follow-ups asked."""
+        return sum(self.follow_up_counts)
 
     @property
     def stage(self) -> StageView | None:
@@ -185,12 +191,13 @@ def build_observation(
     behavior: BehaviorPayload | None,
     max_behaviors: int,
     seed: int,
-    questions: tuple[Question, ...] = (),
+    questions: tuple[Question, ...] = (),  # the problem's; the follow-ups' are added
     data_preview: tuple[str, ...] = (),
     figures: tuple[Figure, ...] = (),
     supervised: bool = True,
     max_alternatives: int = 1,
     branch: tuple[str, str] = ("", ""),
+    rounds: str = "full",
 ) -> Observation:
     """What the agent of ``event`` sees of the run in state ``s``.
 
@@ -241,6 +248,7 @@ def build_observation(
     lessons = tuple((st.id, st.experience) for st in s.stages if st.experience)
     if not lessons:  # checkpoints written before stages kept their experience
         lessons = tuple(("", x) for x in s.lessons)
+    asked = [follow_up_questions(f.text) for f in s.follow_ups_reached()]
     return Observation(
         event=event,
         problem=problem,
@@ -262,7 +270,7 @@ def build_observation(
         max_behaviors=max_behaviors,
         notes=tuple(checks.get("notes", [])),
         seed=seed,
-        questions=questions,
+        questions=questions + tuple(q for group in asked for q in group),
         focus=s.focus,
         data_preview=data_preview,
         attempts=attempts,
@@ -273,8 +281,9 @@ def build_observation(
         environment=s.kernel_environment,
         supervised=supervised,
         follow_ups=tuple(f.text for f in s.follow_ups_reached()),
-        asked_questions=sum(len(follow_up_questions(f.text)) for f in s.follow_ups_reached()),
+        follow_up_counts=tuple(len(group) for group in asked),
         max_alternatives=max_alternatives,
+        rounds=rounds,
         branch=branch[0],
         branch_note=branch[1],
     )

@@ -33,6 +33,7 @@ from notebook_bcc.contract.types import (  # noqa: F401 - re-exported
     ArtifactClaim,
     BehaviorPayload,
     ParsedPayload,
+    Part,
     Payload,
     PlanChange,
     PlanRevision,
@@ -291,12 +292,46 @@ def parse_payload(
     refuse_declarations(text, kind)
     kind, xml = extract_root(text, kind)
     root, source, hardened = strict_parse(xml, kind)
+    parts = _detach_parts(kind, root)
     checker = Checker(kind, source)
     schema = schema_for(kind)
     if not schema.validate(root):
         raise checker.schema_error(root, schema.error_log)
     value = _READERS[kind](checker, root)
-    return ParsedPayload(kind, value, etree.tostring(root, encoding="unicode"), hardened)
+    xml = etree.tostring(root, encoding="unicode")
+    return ParsedPayload(kind, value, xml, hardened, tuple(_checked(p) for p in parts))
+
+
+#: where a reply may carry a later transition's payload: its root's kind -> (the element that
+#: holds it, relative to the root, and the part's kind) (docs/agents.md, "Compact rounds")
+PART_PLACES = {
+    "stages": ("stage", "steps"),
+    "behavior": (".", "actions"),
+    "reflection": (".", "stage_reflection"),
+}
+
+
+def _detach_parts(kind: str, root: etree._Element) -> list[Part]:
+    """Take the parts out of ``root`` (the root is then checked as it always was)."""
+    if kind not in PART_PLACES:
+        return []
+    holder_path, part_kind = PART_PLACES[kind]
+    parts = []
+    for holder in [root] if holder_path == "." else root.iterchildren(holder_path):
+        for el in holder.findall(part_kind):
+            key = (holder.get("id") or "").strip() if holder is not root else ""
+            el.tail = None
+            parts.append(Part(part_kind, key, etree.tostring(el, encoding="unicode")))
+            holder.remove(el)
+    return parts
+
+
+def _checked(part: Part) -> Part:
+    try:
+        parse_payload(part.text, part.kind)
+    except PayloadError as exc:
+        return Part(part.kind, part.key, part.text, str(exc))
+    return part
 
 
 def element_for_log(parsed: ParsedPayload) -> etree._Element:

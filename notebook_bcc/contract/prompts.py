@@ -119,11 +119,21 @@ def template_examples() -> list[tuple[str, str]]:
     return found
 
 
-def with_repair(prompt: RenderedPrompt, error: Exception, root: str) -> RenderedPrompt:
-    """The same prompt plus the exact validation error of the previous reply."""
-    note = (
-        "\n\n## Your previous reply was rejected\n"
-        f"{error}\n"
-        f"Answer again with exactly one <{root}> element that fixes this; put code in CDATA.\n"
-    )
+def with_repair(
+    prompt: RenderedPrompt, error: Exception, root: str, carried: str = ""
+) -> RenderedPrompt:
+    """The same prompt plus the exact validation error of the previous reply; ``carried``: the
+    rejected part an earlier reply carried for this transition (compact rounds), shown whole."""
+    if carried:
+        note = (
+            f"\n\n## The <{root}> your previous reply carried for this step was rejected\n"
+            f"{error}\nIt was:\n```xml\n{carried}\n```\n"
+            f"Answer now with exactly one <{root}> element that fixes this; put code in CDATA.\n"
+        )
+    else:
+        note = (
+            "\n\n## Your previous reply was rejected\n"
+            f"{error}\n"
+            f"Answer again with exactly one <{root}> element that fixes this; put code in CDATA.\n"
+        )
     return replace(prompt, user=prompt.user + redact(note))

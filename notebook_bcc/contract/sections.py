@@ -9,6 +9,7 @@ prompt's budget, least needed first.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -23,7 +24,6 @@ from notebook_bcc.contract.plan_view import (
 )
 from notebook_bcc.contract.reply import resource_dir
 from notebook_bcc.fsm import Event
-from notebook_bcc.inputs.questions import follow_up_questions
 
 __all__ = ["History", "fields"]
 
@@ -302,7 +302,7 @@ def _follow_up(obs: Observation) -> str:
     """The latest follow-up whole, and the numbers its questions have in the run's list."""
     if not obs.follow_ups:
         return "(none)"
-    n = len(follow_up_questions(obs.follow_ups[-1]))
+    n = obs.follow_up_counts[-1]
     numbers = range(len(obs.questions) - n + 1, len(obs.questions) + 1)
     keys = ", ".join(f'"{i}"' for i in numbers)
     return f"{obs.follow_ups[-1].strip()}\n(its question{'s' * (n > 1)} in the run's list: {keys})"
@@ -341,6 +341,7 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "max_behaviors": str(obs.max_behaviors),
         "follow_up": _follow_up(obs),
         "alternatives": _alternatives(obs),
+        "combined": _combined(obs),
         "branch_note": obs.branch_note,
     }
 
@@ -351,3 +352,38 @@ def _alternatives(obs: Observation) -> str:
         return ""
     text = (resource_dir() / "ALTERNATIVES.md").read_text(encoding="utf-8")
     return text.replace("$max_alternatives", str(obs.max_alternatives)).strip()
+
+
+#: compact rounds: the part a reply may carry for the next transition, by the asking event
+_PARTS = {
+    Event.START_WORKFLOW: ("steps", Event.START_STEP),
+    Event.FOLLOW_UP: ("steps", Event.START_STEP),
+    Event.START_BEHAVIOR: ("actions", Event.COMPLETE_ACTION),
+    Event.COMPLETE_STEP: ("stage_reflection", Event.COMPLETE_STAGE),
+}
+
+
+def _combined(obs: Observation) -> str:
+    """The offer of a later transition's payload inside this reply (compact rounds), where it
+    can apply: a stage's steps in the plan; the actions of a step's first behavior; the
+    stage reflection of a stage's last step. One line, then that agent's format and rules."""
+    if obs.rounds != "compact" or obs.branch or obs.event not in _PARTS:
+        return ""
+    kind, answers = _PARTS[obs.event]
+    if kind == "actions" and obs.behaviors_in_step:
+        return ""
+    if kind == "stage_reflection" and (
+        obs.stage is None or any(t.status == "pending" for t in obs.stage.steps)
+    ):
+        return ""
+    return phrase(f"offer_{kind}") + "\n\n" + part_format(answers)
+
+
+@functools.cache
+def part_format(event: Event) -> str:
+    """An agent's format and rules, from its template: the system part without its first
+    paragraph (who it is) and its "Answer with one ..." line."""
+    text = (resource_dir() / f"{event.value}.md").read_text(encoding="utf-8")
+    system = text.partition("<!-- user -->")[0].strip()
+    rest = "\n\n".join(system.split("\n\n")[1:])
+    return re.sub(r"Answer with one `<\w+>` element[.;] ?", "", rest).strip()

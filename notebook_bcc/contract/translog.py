@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-__all__ = ["TransitionLog", "xml_safe", "cdata"]
+__all__ = ["Ending", "TransitionLog", "xml_safe", "cdata"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -38,6 +38,18 @@ class _Head:
     started_at: str
 
 
+@dataclass(frozen=True)
+class Ending:
+    """How a transition ended, known when it is committed."""
+
+    event: str  # the event it turned out to be (an arranger's fork is FORK)
+    target: str
+    location: str  # where it is filed: a new plan's, step's or behavior's, else where asked
+    iteration: int
+    forced: bool = False
+    duration_ms: int = 0
+
+
 class TransitionLog:
     """Builds one ``<transition>`` element, in the order the design shows its children."""
 
@@ -62,11 +74,9 @@ class TransitionLog:
         self._usage = (0, 0, 0.0, 0)
         self.notes: list[str] = []
         self.branch = ""  # a fork's branch (its behavior id) this transition belongs to
-
-    def retitle(self, event: str) -> None:
-        """Name the event the transition turned out to be (an arranger's fork is FORK)."""
-        h = self.head
-        self.head = _Head(h.seq, event, h.source, h.agent, h.location, h.iteration, h.started_at)
+        #: (seq, agent) of the earlier reply that carried this transition's payload (compact
+        #: rounds): no request of its own
+        self.answered_by: tuple[int, str] | None = None
 
     def renumber(self, seq: int) -> None:
         """Give the transition the seq it is committed under (a fork's branches are numbered
@@ -74,10 +84,19 @@ class TransitionLog:
         h = self.head
         self.head = _Head(seq, h.event, h.source, h.agent, h.location, h.iteration, h.started_at)
 
-    def relocate(self, location: str, iteration: int) -> None:
-        """Name the location the transition ended up being about (e.g. a new behavior)."""
-        h = self.head
-        self.head = _Head(h.seq, h.event, h.source, h.agent, location, iteration, h.started_at)
+    def ending(
+        self,
+        event: str,
+        target: str,
+        *,
+        forced: bool = False,
+        duration_ms: int = 0,
+        about: tuple[str, int] | None = None,
+    ) -> Ending:
+        """How it ended; ``about``: the location it moved the run to (e.g. a new behavior),
+        where it is filed (None: where it was asked)."""
+        location, iteration = about or (self.head.location, self.head.iteration)
+        return Ending(event, target, location, iteration, forced, duration_ms)
 
     def note_omitted(self, omitted: tuple[str, ...]) -> None:
         """What the prompt's budget left out (whole history items, by name): each request
@@ -149,25 +168,25 @@ class TransitionLog:
     def guards(self) -> list[tuple[str, str, str]]:
         return [(g.get("name"), g.get("effect"), g.text or "") for g in self._guards]
 
-    def event_lines(
-        self, source: str, target: str, forced: bool, duration_ms: int
-    ) -> list[dict[str, object]]:
+    def event_lines(self, end: Ending) -> list[dict[str, object]]:
         """Its ``events.jsonl`` lines: the transition, then its guards and plan revisions."""
         h = self.head
         transition: dict[str, object] = {
             "type": "transition",
             "seq": h.seq,
-            "event": h.event,
-            "from": source,
-            "to": target,
+            "event": end.event,
+            "from": h.source,
+            "to": end.target,
             "agent": h.agent,
-            "location": h.location,
-            "iteration": h.iteration,
-            "forced": forced,
-            "duration_ms": duration_ms,
+            "location": end.location,
+            "iteration": end.iteration,
+            "forced": end.forced,
+            "duration_ms": end.duration_ms,
         }
         if self.branch:
             transition["branch"] = self.branch
+        if self.answered_by:
+            transition["answered_by"] = self.answered_by[0]
         return [
             transition,
             *(
@@ -185,22 +204,24 @@ class TransitionLog:
             self._checks = etree.Element("checks")
         return self._checks
 
-    def to_bytes(self, target: str, forced: bool, duration_ms: int) -> bytes:
+    def to_bytes(self, end: Ending) -> bytes:
         h = self.head
         root = etree.Element(
             "transition",
             seq=str(h.seq),
-            event=h.event,
-            to=target,
+            event=end.event,
+            to=end.target,
             agent=h.agent or "none",
-            location=h.location,
-            iteration=str(h.iteration),
+            location=end.location,
+            iteration=str(end.iteration),
             started_at=h.started_at,
-            duration_ms=str(duration_ms),
-            forced="true" if forced else "false",
+            duration_ms=str(end.duration_ms),
+            forced="true" if end.forced else "false",
         )
         if self.branch:
             root.set("branch", self.branch)
+        if self.answered_by:
+            root.set("answered_by", str(self.answered_by[0]))
         root.set("from", h.source)
         # keep the design's attribute order: seq, event, from, to, ...
         attrs = dict(root.attrib)
@@ -220,7 +241,11 @@ class TransitionLog:
             guards = etree.SubElement(root, "guards")
             for g in self._guards:
                 guards.append(g)
-        for note in self.notes:
+        notes = list(self.notes)
+        if self.answered_by:
+            seq, agent = self.answered_by
+            notes.insert(0, f"Answered by the reply of transition {seq} ({agent}): no call.")
+        for note in notes:
             etree.SubElement(root, "note").text = cdata(note)
         p, c, u, k = self._usage
         etree.SubElement(

@@ -19,6 +19,7 @@ __all__ = [
     "StageReflectionPayload",
     "Payload",
     "ParsedPayload",
+    "Part",
 ]
 
 
@@ -171,8 +172,22 @@ Payload = (
 
 
 @dataclass(frozen=True)
+class Part:
+    """A later transition's payload carried inside a reply (docs/agents.md, "Compact
+    rounds"): a stage's ``<steps>`` in ``<stages>``, the ``<actions>`` of a ``<behavior>``,
+    the ``<stage_reflection>`` of a ``<reflection>``. Checked on its own: ``error`` says why
+    it is invalid ("" when it is valid); the transition it answers repairs it alone."""
+
+    kind: str  # steps | actions | stage_reflection
+    key: str  # the stage id of a <steps>; "" for the others (the next transition's)
+    text: str  # its XML as the reply wrote it
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class ParsedPayload:
     kind: str
     value: Payload
-    xml: str
+    xml: str  # the root without its parts
     hardened: bool
+    parts: tuple[Part, ...] = ()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CellFact", "StepRecord", "StageRecord", "FollowUp", "Counters", "Usage"]
+__all__ = ["CellFact", "StepRecord", "StageRecord", "FollowUp", "Foreseen", "Counters", "Usage"]
 
 
 @dataclass(frozen=True)
@@ -111,3 +111,16 @@ class Usage:
         self.cached_tokens += other.cached_tokens
         self.cache_write_tokens += other.cache_write_tokens
         self.cost_usd = round(self.cost_usd + other.cost_usd, 6)
+
+
+@dataclass(frozen=True)
+class Foreseen:
+    """A later transition's payload that an earlier reply carried (compact rounds,
+    docs/agents.md): used for that transition without a call, once."""
+
+    question: str  # the transition it answers: "EVENT location #iteration"
+    kind: str  # its payload kind
+    text: str  # its XML as the reply wrote it
+    seq: int  # the transition whose reply carried it
+    agent: str  # that reply's agent
+    error: str = ""  # why it is invalid ("" when valid): its transition repairs it alone

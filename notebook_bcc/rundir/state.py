@@ -15,6 +15,7 @@ from notebook_bcc.rundir.records import (
     CellFact,
     Counters,
     FollowUp,
+    Foreseen,
     StageRecord,
     StepRecord,
     Usage,
@@ -29,6 +30,7 @@ __all__ = [
     "StageRecord",
     "Counters",
     "FollowUp",
+    "Foreseen",
     "Usage",
     "WorkflowState",
 ]
@@ -89,6 +91,8 @@ class WorkflowState:
     #: behavior, task, score, verdict, kept, why it was dropped and its cells (summary.json
     #: ``alternatives``, report.html)
     forks: list[dict[str, Any]] = field(default_factory=list)
+    #: later transitions' payloads that earlier replies carried (compact rounds), unused yet
+    foreseen: list[Foreseen] = field(default_factory=list)
     #: ``behavior_xml`` as read (not in state.json); None until read again after a load
     behavior: Behavior | None = field(default=None, compare=False, repr=False)
 
@@ -122,6 +126,12 @@ class WorkflowState:
         self.step_log.append(
             {"behavior": behavior.id, "iteration": self.iteration, "task": behavior.task}
         )
+
+    def take_foreseen(self, question: str) -> Foreseen | None:
+        """The payload an earlier reply carried for ``question``, now used (compact rounds)."""
+        found = next((f for f in self.foreseen if f.question == question), None)
+        self.foreseen = [f for f in self.foreseen if f is not found]
+        return found
 
     # -- the plan and the moves through it ---------------------------------------------------
     def plan(self, stages: list[StageRecord], title: str, focus: str) -> None:
@@ -376,6 +386,7 @@ class WorkflowState:
         }
         ledger = VariableLedger.from_json(data.pop("ledger", []))
         data["follow_ups"] = [FollowUp(**f) for f in data.pop("follow_ups", [])]
+        data["foreseen"] = [Foreseen(**f) for f in data.pop("foreseen", [])]
         data["last_execution"] = [CellFact.from_json(c) for c in data.get("last_execution", [])]
         data["step_log"] = [
             {**e, "cells": [CellFact.from_json(c) for c in e["cells"]]} if "cells" in e else e

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from notebook_bcc import failpoints, fsm
@@ -22,11 +23,19 @@ from notebook_bcc.rundir.state import WorkflowState
 from notebook_bcc.rundir.store import utc_now
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.exchange import AgentExchange
+from notebook_bcc.workflow.handlers import Outcome
 
 __all__ = ["Commits", "Entry"]
 
-#: one transition to commit: its log, event, source, target, whether forced, duration (ms)
-Entry = tuple[TransitionLog, Event, State, State, bool, int]
+
+@dataclass(frozen=True)
+class Entry:
+    """One transition to commit: its log, its event, and where it took the machine."""
+
+    log: TransitionLog
+    event: Event
+    outcome: Outcome
+    duration_ms: int
 
 
 class Commits:
@@ -43,35 +52,33 @@ class Commits:
         self.ctx, self.exchange, self.shadow = ctx, exchange, shadow
         self.on_event, self.elapsed = on_event, elapsed
 
-    def one(
-        self,
-        log: TransitionLog,
-        event: Event,
-        source: State,
-        target: State,
-        forced: bool,
-        t0: float,
-    ) -> None:
-        ms = int((time.monotonic() - t0) * 1000)
-        self.all([(log, event, source, target, forced, ms)])
+    def one(self, log: TransitionLog, event: Event, outcome: Outcome, t0: float) -> None:
+        self.all([Entry(log, event, outcome, int((time.monotonic() - t0) * 1000))])
 
     def all(self, entries: list[Entry]) -> None:
         """Make transitions durable under one checkpoint (one, or a fork with its branches
         and its join); the state moves to the last one's target."""
         s = self.ctx.state
         logs, lines, records = [], [], []
-        for log, event, source, target, forced, duration in entries:
-            fsm.check_target(source, event, target)
-            log.retitle(event.value)
+        for e in entries:
+            o = e.outcome
+            fsm.check_target(State(e.log.head.source), e.event, o.target)
+            end = e.log.ending(
+                e.event.value,
+                o.target.value,
+                forced=o.forced,
+                duration_ms=e.duration_ms,
+                about=o.about,
+            )
             first = len(lines)
-            lines += log.event_lines(source.value, target.value, forced, duration)
+            lines += e.log.event_lines(end)
             records.append(lines[first])
-            logs.append((log.head.seq, event.value, log.to_bytes(target.value, forced, duration)))
-        s.seq, s.fsm_state = entries[-1][0].head.seq, entries[-1][3]
+            logs.append((e.log.head.seq, e.event.value, e.log.to_bytes(end)))
+        s.seq, s.fsm_state = entries[-1].log.head.seq, entries[-1].outcome.target
         s.counters.transitions += len(entries)
         s.elapsed_s = round(self.elapsed(), 3)
         self.ctx.store.commit_all(logs, lines, s.to_json())
-        if entries[-1][1] not in (Event.ABORT, Event.FAIL):  # an aborted one's reply is kept
+        if entries[-1].event not in (Event.ABORT, Event.FAIL):  # an aborted one's reply is kept
             self.exchange.committed()
             if self.shadow is not None:
                 self.shadow.submit(cells_to_verify(self.ctx.doc.nb))
@@ -92,7 +99,7 @@ class Commits:
         if event == Event.ABORT:
             s.resume_from = source.value
         target = fsm.transition_for(source, event).targets[0]
-        self.one(log, event, source, target, False, time.monotonic())
+        self.one(log, event, Outcome(target), time.monotonic())
 
     def abort(self, reason: str) -> None:
         """Forget the unfinished transition, then checkpoint WORKFLOW_ABORTED (resumable).

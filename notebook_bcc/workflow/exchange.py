@@ -11,6 +11,7 @@ in between, or an interrupt, costs no second model call: the next ``ask`` of the
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from notebook_bcc import failpoints
 from notebook_bcc.agents import Agent, AgentReply
@@ -20,11 +21,24 @@ from notebook_bcc.contract.prompts import RenderedPrompt, with_repair
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import LLMError, PayloadError
 from notebook_bcc.fsm import Event, State
+from notebook_bcc.rundir.state import Foreseen
 from notebook_bcc.rundir.store import RunStore
 
-__all__ = ["AgentExchange", "PENDING_REPLY"]
+__all__ = ["AgentExchange", "PENDING_REPLY", "Rejected", "question"]
 
 PENDING_REPLY = "pending_reply.json"  # a validated reply whose transition is not yet committed
+
+
+def question(event: Event, location: str, iteration: int) -> str:
+    """What a transition asks, as a recorded reply and a foreseen payload are matched to it."""
+    return f"{event.value} {location} #{iteration}"
+
+
+class Rejected(NamedTuple):
+    """A foreseen payload that failed its checks: its transition asks for it alone."""
+
+    ahead: Foreseen
+    error: PayloadError
 
 
 class AgentExchange:
@@ -56,14 +70,19 @@ class AgentExchange:
         obs: Observation,
         log: TransitionLog,
         fsm_state: State,
+        rejected: Rejected | None = None,
     ) -> ParsedPayload:
         seq = log.head.seq
-        question = f"{event.value} {log.head.location} #{log.head.iteration}"
+        asks = question(event, log.head.location, log.head.iteration)
         attempts = 1 + self.max_repairs
         asked, last_error = prompt, None
         log.note_omitted(prompt.omitted)
-        recorded = self._recorded_reply(seq, question) if self.persist else None
+        recorded = self._recorded_reply(seq, asks) if self.persist else None
         roots = (root,) if isinstance(root, str) else root or ("",)
+        if rejected is not None:  # the first attempt is the part an earlier reply carried
+            last_error = rejected.error
+            asked = with_repair(prompt, rejected.error, rejected.ahead.kind, rejected.ahead.text)
+            attempts = max(attempts, 2)
         for attempt in range(1, attempts + 1):
             try:
                 if recorded is None:
@@ -103,7 +122,7 @@ class AgentExchange:
                 return parsed
             self.store.write_json(
                 PENDING_REPLY,
-                {"question": question, "seq": seq, "model": reply.model, "text": reply.text},
+                {"question": asks, "seq": seq, "model": reply.model, "text": reply.text},
             )
             return parsed
         self._write_partial_log(log, event, fsm_state)
@@ -113,16 +132,33 @@ class AgentExchange:
             remedy="read the transition log in logs/ and fix the model or prompt; `bcc resume` retries",
         )
 
+    def take(self, ahead: Foreseen, log: TransitionLog) -> ParsedPayload | Rejected:
+        """The payload an earlier reply carried for this transition, checked now, used without
+        a call; or why it cannot be (``ask`` then repairs it alone, with one call)."""
+        try:
+            if ahead.error:
+                raise PayloadError(ahead.error, kind=ahead.kind)
+            parsed = parse_payload(ahead.text, ahead.kind)
+            self.check(parsed)
+        except PayloadError as exc:
+            log.notes.append(
+                f"The <{ahead.kind}> the reply of transition {ahead.seq} ({ahead.agent}) carried "
+                f"for this transition was rejected, and asked for again: {exc}"
+            )
+            return Rejected(ahead, exc)
+        log.answered_by = (ahead.seq, ahead.agent)
+        return parsed
+
     def committed(self) -> None:
         """The transition is durable: its recorded reply is no longer needed."""
         (self.store.root / PENDING_REPLY).unlink(missing_ok=True)
 
-    def _recorded_reply(self, seq: int, question: str) -> AgentReply | None:
+    def _recorded_reply(self, seq: int, asks: str) -> AgentReply | None:
         """A reply received but not applied before a crash: reused, not paid for twice."""
         if not (self.store.root / PENDING_REPLY).exists():
             return None
         record = self.store.read_json(PENDING_REPLY)
-        if record.get("question") != question:
+        if record.get("question") != asks:
             return None
         self.store.append_event({"type": "reply_reused", "seq": seq})
         return AgentReply(text=record["text"], model=record["model"])
@@ -130,4 +166,4 @@ class AgentExchange:
     def _write_partial_log(self, log: TransitionLog, event: Event, fsm_state: State) -> None:
         """Keep the attempts of a transition that never completed (logs/NNNN_EVENT.attempts.xml)."""
         name = f"logs/{log.head.seq:04d}_{event.value}.attempts.xml"
-        self.store.write(name, log.to_bytes(fsm_state.value, False, 0))
+        self.store.write(name, log.to_bytes(log.ending(event.value, fsm_state.value)))

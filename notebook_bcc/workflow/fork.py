@@ -27,30 +27,19 @@ from lxml import etree
 
 from notebook_bcc.contract.payloads import AlternativesPayload, BehaviorPayload, ParsedPayload
 from notebook_bcc.contract.phrases import phrase
-from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import KernelError, LLMError, PayloadError
-from notebook_bcc.fsm import Event, State
+from notebook_bcc.fsm import State
 from notebook_bcc.rundir.notebook import CellTag, NotebookDocument
 from notebook_bcc.rundir.state import WorkflowState
+from notebook_bcc.workflow.commit import Entry
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.handlers import Handlers
 from notebook_bcc.workflow.host import KernelHost
 
-__all__ = ["Branch", "BranchLog", "Fork", "behavior_elements"]
+__all__ = ["Branch", "Fork", "behavior_elements"]
 
 #: characters of a branch's cell output kept in its fork record (report.html shows it)
 RECORD_EXCERPT_CHARS = 1500
-
-
-@dataclass(frozen=True)
-class BranchLog:
-    """One transition of a branch, ready to commit."""
-
-    log: TransitionLog
-    source: State
-    target: State
-    forced: bool
-    duration_ms: int
 
 
 @dataclass
@@ -62,7 +51,7 @@ class Branch:
     host: KernelHost
     handlers: Handlers
     note: str  # what its agents are told about the fork
-    logs: list[BranchLog] = field(default_factory=list)
+    logs: list[Entry] = field(default_factory=list)  # its transitions, ready to commit
     score: float | None = None
     dropped: str = ""  # why it cannot be kept ("" while it can)
     error: BaseException | None = None  # what stopped it, for the runner to judge
@@ -205,17 +194,12 @@ class Fork:
                 final[entry.log.head.seq] = seq
         return final, seq + 1
 
-    def branch_entries(
-        self, final: dict[int, int]
-    ) -> list[tuple[TransitionLog, Event, State, State, bool, int]]:
+    def branch_entries(self, final: dict[int, int]) -> list[Entry]:
         """The branches' transitions as the runner commits them, renumbered."""
-        entries = []
         for branch in self.branches:
             for e in branch.logs:
                 e.log.renumber(final[e.log.head.seq])
-                event = Event(e.log.head.event)
-                entries.append((e.log, event, e.source, e.target, e.forced, e.duration_ms))
-        return entries
+        return [e for branch in self.branches for e in branch.logs]
 
     def summary_line(self, kept: Branch | None) -> str:
         """ "Alternatives tried: a 0.81, b 0.84 (kept)", for the notebook and the JOIN log."""

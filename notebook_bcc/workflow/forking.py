@@ -17,10 +17,10 @@ from notebook_bcc.contract.payloads import ParsedPayload, element_for_log
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.fsm import Event, State
 from notebook_bcc.rundir.store import utc_now
-from notebook_bcc.workflow.commit import Commits
+from notebook_bcc.workflow.commit import Commits, Entry
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.exchange import AgentExchange
-from notebook_bcc.workflow.fork import Branch, BranchLog, Fork
+from notebook_bcc.workflow.fork import Branch, Fork
 from notebook_bcc.workflow.handlers import Handlers, Outcome
 from notebook_bcc.workflow.host import KernelHost
 
@@ -49,9 +49,14 @@ class Turns(Protocol):
 
 def run_fork(run: Turns, parsed: ParsedPayload, log: TransitionLog, t0: float) -> Outcome:
     """Run the branches, join, commit FORK ... JOIN; the JOIN's target and whether forced."""
-    log.retitle(Event.FORK.value)
-    fork = Fork(run.ctx, parsed, run.handlers.on_fork(parsed, log), run.named_modules)
-    fork_ms, kept = int((time.monotonic() - t0) * 1000), None
+    behaviors = run.handlers.on_fork(parsed, log)
+    forked = Entry(
+        log,
+        Event.FORK,
+        Outcome(State.BEHAVIOR_RUNNING, about=run.handlers.here()),
+        int((time.monotonic() - t0) * 1000),
+    )
+    fork, kept = Fork(run.ctx, parsed, behaviors, run.named_modules), None
     try:
         fork.run(lambda b: _branch(run, b), at_once=run.config.fork_at_once)
         fork.raise_fatal()
@@ -62,25 +67,18 @@ def run_fork(run: Turns, parsed: ParsedPayload, log: TransitionLog, t0: float) -
         )
         join.notes.append(fork.summary_line(kept))
         run.ctx.state = new = fork.adopt(kept, final, join_seq)
-        target, forced = State.STEP_COMPLETED, False
+        outcome = Outcome(State.STEP_COMPLETED)
         if kept is None:
             new.seq = join_seq - 1  # the failure note G3 may add is the JOIN's
             outcome = run.handlers.no_branch_kept(join.notes[0], join)
-            target, forced = outcome.target, outcome.forced
-        join.relocate(new.path, new.iteration)
+        outcome = Outcome(outcome.target, outcome.forced, about=(new.path, new.iteration))
         ms = int((time.monotonic() - t0) * 1000)
-        run.commits.all(
-            [
-                (log, Event.FORK, State.STEP_RUNNING, State.BEHAVIOR_RUNNING, False, fork_ms),
-                *fork.branch_entries(final),
-                (join, Event.JOIN, State.BEHAVIOR_RUNNING, target, forced, ms),
-            ]
-        )
+        run.commits.all([forked, *fork.branch_entries(final), Entry(join, Event.JOIN, outcome, ms)])
     finally:
         if kept is not None and kept.host.kernel is not None:
             run.host.adopt(kept.host)
         fork.close(kept)
-    return Outcome(target, forced)
+    return outcome
 
 
 def _branch(run: Turns, b: Branch) -> None:
@@ -104,6 +102,5 @@ def _branch(run: Turns, b: Branch) -> None:
         parsed = run.ask(row, log, exchange, b)
         log.set_payload(element_for_log(parsed))
         outcome = b.handlers.handle(row.event, parsed, log)
-        ms = int((time.monotonic() - t0) * 1000)
-        b.logs.append(BranchLog(log, source, outcome.target, outcome.forced, ms))
+        b.logs.append(Entry(log, row.event, outcome, int((time.monotonic() - t0) * 1000)))
         s.seq, s.fsm_state = log.head.seq, outcome.target

@@ -42,10 +42,13 @@ __all__ = ["Handlers", "Outcome"]
 
 @dataclass(frozen=True)
 class Outcome:
-    """Where a handled payload takes the machine, and whether a guard forced it there."""
+    """Where a handled payload takes the machine, whether a guard forced it there, and the
+    location it moved the run to (a plan's first stage, a new step, a new behavior), where its
+    transition is filed (None: where it was asked)."""
 
     target: State
     forced: bool = False
+    about: tuple[str, int] | None = None
 
 
 def _log_guard(log: TransitionLog, guard: Guard) -> None:
@@ -149,7 +152,12 @@ class Handlers:
         _log_guard(log, guard)
         self.ctx.doc.add_skip_note(record.title, guard.reason, self.tag())
 
-    def next_stage(self, log: TransitionLog) -> State:
+    def here(self) -> tuple[str, int]:
+        """The run's location and iteration."""
+        s = self.ctx.state
+        return s.path, s.iteration
+
+    def next_stage(self, log: TransitionLog) -> Outcome:
         """NEXT_STAGE (no agent): the next pending stage that can start (G8 skips the others),
         or the end of the workflow."""
         s = self.ctx.state
@@ -160,12 +168,12 @@ class Handlers:
             guard = guards.blocked("stage", stage.required_variables, s.unmade())
             if guard is None:
                 self.enter_stage(index)
-                return State.STAGE_RUNNING
+                return Outcome(State.STAGE_RUNNING, about=(s.path, 0))
             s.move_to(index)
             self.ctx.doc.add_stage_heading(stage.title, stage.goal, self.tag())
             self._skip(stage, guard, log)
             self.ctx.doc.save()
-        return State.WORKFLOW_COMPLETED
+        return Outcome(State.WORKFLOW_COMPLETED)
 
     def _capped(self, items: Any, cap: int, what: str, log: TransitionLog) -> list[Any]:
         kept, guard = guards.cap_plan(items, cap, what)
@@ -184,7 +192,7 @@ class Handlers:
         if p.title:
             doc.set_title(p.title)
         self.enter_stage(0)
-        return Outcome(State.STAGE_RUNNING)
+        return Outcome(State.STAGE_RUNNING, about=self.here())
 
     def on_follow_up(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         """FOLLOW_UP: the follow-up's stages go after the plan's, under a ``## Follow-up``
@@ -198,7 +206,7 @@ class Handlers:
         # the heading is tagged with the follow-up's first stage
         doc.add_markdown(f"## Follow-up: {asked.title}", self.tag(), role="follow_up")
         self.enter_stage(asked.first_stage)
-        return Outcome(State.STAGE_RUNNING)
+        return Outcome(State.STAGE_RUNNING, about=self.here())
 
     def on_steps(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
@@ -211,9 +219,9 @@ class Handlers:
         ]
         s.plan_steps(records, (p.focus or "").strip())
         if self.start_step(range(len(records)), log):
-            return Outcome(State.STEP_RUNNING)
+            return Outcome(State.STEP_RUNNING, about=self.here())
         s.end_stage("skipped" if records else "complete")
-        return Outcome(State.STAGE_COMPLETED, forced=True)
+        return Outcome(State.STAGE_COMPLETED, forced=True, about=self.here())
 
     def on_behavior(self, parsed: ParsedPayload, log: TransitionLog) -> Outcome:
         p = parsed.value
@@ -221,7 +229,7 @@ class Handlers:
         s = self.ctx.state
         s.next_behavior()
         s.start_behavior(p, parsed.xml)
-        return Outcome(State.BEHAVIOR_RUNNING)
+        return Outcome(State.BEHAVIOR_RUNNING, about=self.here())
 
     def on_fork(self, parsed: ParsedPayload, log: TransitionLog) -> list[BehaviorPayload]:
         """FORK: the step's behavior count goes up by one for the whole fork and no behavior
@@ -231,7 +239,6 @@ class Handlers:
         s = self.ctx.state
         kept = self._capped(p.behaviors, self.ctx.config.max_alternatives, "alternatives", log)
         s.next_behavior()
-        log.relocate(s.path, s.iteration)
         return kept
 
     # -- the action: cells in the kernel, then the checks (G1 facts, G7): actions.py --------

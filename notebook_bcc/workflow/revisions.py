@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from notebook_bcc.contract.types import PlanChange, PlanRevision
 from notebook_bcc.errors import PayloadError
+from notebook_bcc.fsm import Event
 from notebook_bcc.rundir.state import StageRecord, StepRecord, WorkflowState
+from notebook_bcc.workflow.exchange import question
 
 __all__ = ["apply", "check"]
 
@@ -84,6 +86,8 @@ def apply(revision: PlanRevision, state: WorkflowState) -> list[str]:
         if change.kind == "revise_stage":
             target = next(st for st in state.stages if st.id == change.id)
             done.append(f"stage {target.id}: {_revise(target, change)} revised")
+            unplanned = question(Event.START_STEP, target.id, 0)  # its steps the plan gave
+            state.foreseen = [f for f in state.foreseen if f.question != unplanned]
             continue
         if change.kind == "add_step":
             record = StepRecord(

@@ -24,20 +24,20 @@ from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import BccError, BudgetExhausted, DiskFull, StorageError
 from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.problem import read_problem
-from notebook_bcc.inputs.questions import follow_up_questions
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import Usage, WorkflowState
 from notebook_bcc.rundir.store import RunStore, utc_now
 from notebook_bcc.workflow import guards
 from notebook_bcc.workflow.commit import Commits
 from notebook_bcc.workflow.context import RunContext, RunResult
-from notebook_bcc.workflow.exchange import AgentExchange
+from notebook_bcc.workflow.exchange import AgentExchange, question
 from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, finish
 from notebook_bcc.workflow.fork import Branch
 from notebook_bcc.workflow.forking import run_fork
 from notebook_bcc.workflow.handlers import Handlers, Outcome
 from notebook_bcc.workflow.host import KernelHost
 from notebook_bcc.workflow.kernels import KernelFactory, open_kernel
+from notebook_bcc.workflow.rounds import foreseen_parts
 from notebook_bcc.workflow.verify import discard_scratch, make_shadow
 
 __all__ = ["Runner", "RunResult", "EventHook", "COMPLETED_WITH_FAILED_STEPS"]
@@ -190,47 +190,50 @@ class Runner:
             behavior=handlers.current_behavior(),
             max_behaviors=self.config.max_behaviors_per_step,
             seed=self.config.seed,
-            questions=self._spec.questions
-            + tuple(q for f in s.follow_ups_reached() for q in follow_up_questions(f.text)),
+            questions=self._spec.questions,
             supervised=self._spec.supervised,
             data_preview=self._preview,
             figures=handlers.figures,
             max_alternatives=self.config.max_alternatives,
             branch=(branch.id, branch.note) if branch else ("", ""),
+            rounds="full" if self.config.is_offline else self.config.rounds,
         )
 
     def ask(
         self, row: fsm.Transition, log: TransitionLog, exchange: AgentExchange, b: Branch | None
     ) -> ParsedPayload:
         s = b.ctx.state if b else self.state
+        ahead = s.take_foreseen(question(row.event, log.head.location, log.head.iteration))
+        taken = exchange.take(ahead, log) if ahead else None
+        if isinstance(taken, ParsedPayload):  # an earlier reply answered it: no call
+            return taken
         roots: str | tuple[str, ...] | None = row.root
         if row.event == Event.START_BEHAVIOR and self.config.max_alternatives > 1:
             roots = ("alternatives", "behavior")  # a fork is the arranger's other answer
         obs = self._observation(row.event, s, b)
-        return exchange.ask(self.agent, row.event, roots, render(obs), obs, log, s.fsm_state)
+        prompt = render(obs)
+        return exchange.ask(self.agent, row.event, roots, prompt, obs, log, s.fsm_state, taken)
 
     def _agent_transition(self, row: fsm.Transition) -> None:
-        s = self.state
-        source = s.fsm_state
-        t0 = time.monotonic()
-        log = TransitionLog(
-            s.seq + 1, row.event.value, source.value, row.agent, s.path, s.iteration, utc_now()
-        )
+        t0, log = time.monotonic(), self._log(row)
         parsed = self.ask(row, log, self.exchange, None)
         log.set_payload(element_for_log(parsed))
         if isinstance(parsed.value, AlternativesPayload):
             self._fail_if_capped(run_fork(self, parsed, log, t0))
             return
         outcome = self.handlers.handle(row.event, parsed, log)
-        if row.event in (
-            Event.START_WORKFLOW,
-            Event.FOLLOW_UP,
-            Event.START_STEP,
-            Event.START_BEHAVIOR,
-        ):
-            log.relocate(s.path, s.iteration)
-        self.commits.one(log, row.event, source, outcome.target, outcome.forced, t0)
+        if self.config.rounds == "compact":  # parts kept for the transitions they answer
+            self.state.foreseen += foreseen_parts(
+                parsed, self.state, outcome.target, outcome.forced, log.head.seq, row.agent or ""
+            )
+        self.commits.one(log, row.event, outcome, t0)
         self._fail_if_capped(outcome)
+
+    def _log(self, row: fsm.Transition) -> TransitionLog:
+        s = self.state
+        return TransitionLog(
+            s.seq + 1, row.event.value, s.fsm_state.value, row.agent, s.path, s.iteration, utc_now()
+        )
 
     def _fail_if_capped(self, outcome: Outcome) -> None:
         """A step G3 failed ends the workflow when ``--on-step-failure`` is abort."""
@@ -252,15 +255,8 @@ class Runner:
             self.state.add_usage(usage)
 
     def _next_stage(self, row: fsm.Transition) -> None:
-        s = self.state
-        source, t0 = s.fsm_state, time.monotonic()
-        log = TransitionLog(
-            s.seq + 1, row.event.value, source.value, None, s.path, s.iteration, utc_now()
-        )
-        target = self.handlers.next_stage(log)
-        if target == State.STAGE_RUNNING:
-            log.relocate(s.path, 0)
-        self.commits.one(log, row.event, source, target, False, t0)
+        t0, log = time.monotonic(), self._log(row)
+        self.commits.one(log, row.event, self.handlers.next_stage(log), t0)
 
 
 def _trace(caught: BaseException) -> str:
