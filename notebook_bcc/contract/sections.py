@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, replace
+from string import Template
 
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StepView, check_lines
 from notebook_bcc.contract.phrases import phrase
@@ -342,6 +343,7 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "follow_up": _follow_up(obs),
         "alternatives": _alternatives(obs),
         "combined": _combined(obs),
+        "step_calls": "two" if obs.rounds == "compact" else "four",
         "branch_note": obs.branch_note,
     }
 
@@ -376,7 +378,8 @@ def _combined(obs: Observation) -> str:
         obs.stage is None or any(t.status == "pending" for t in obs.stage.steps)
     ):
         return ""
-    return phrase(f"offer_{kind}") + "\n\n" + part_format(answers)
+    rules = Template(part_format(answers)).safe_substitute(step_calls="two")
+    return phrase(f"offer_{kind}") + "\n\n" + rules
 
 
 @functools.cache

@@ -23,7 +23,7 @@ from notebook_bcc.errors import InputError
 from notebook_bcc.rundir.report_plan import Transition, plan_html
 from notebook_bcc.rundir.report_reader import READER_STYLE, reader_html
 from notebook_bcc.rundir.store import RunStore, read_log
-from notebook_bcc.rundir.summary import verification_text
+from notebook_bcc.rundir.summary import per_transitions, verification_text
 
 __all__ = ["render_report", "write_report"]
 
@@ -276,7 +276,8 @@ def render_report(root: Path) -> str:
         f"<title>{e(title)} — bcc report</title><style>{STYLE}{READER_STYLE}</style></head><body>"
         f"<h1>{e(title)}</h1><p>Run <code>{e(root.name)}</code>: {e(state.get('fsm_state', ''))}; "
         f"{counters.get('transitions', 0)} transitions, {counters.get('cells', 0)} cells, "
-        f"{counters.get('llm_calls', 0)} model calls{_spent(state.get('usage') or {})}. "
+        f"{counters.get('llm_calls', 0)} model calls{e(per_transitions(summary or {}))}"
+        f"{_spent(state.get('usage') or {})}. "
         '<a href="notebook.ipynb">notebook.ipynb</a> · <a href="summary.md">summary.md</a></p>'
         f"{reader}"
         f'<section id="results"><h2>Outcome and verification</h2>{_results(summary)}</section>'

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,32 @@ from notebook_bcc.rundir.results import (
 )
 from notebook_bcc.rundir.state import Usage, WorkflowState
 
-__all__ = ["build_summary", "does_not_rerun", "kernel_words", "render_summary_md"]
+__all__ = [
+    "build_summary",
+    "does_not_rerun",
+    "kernel_words",
+    "render_summary_md",
+    "per_transitions",
+    "rounds_record",
+]
+
+
+def rounds_record(mode: str, events: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The transitions the model's replies answered (summary.json ``rounds``): with compact
+    rounds one reply may answer the next transitions too (docs/agents.md)."""
+    moves = [e for e in events if e.get("type") == "transition" and e.get("agent")]
+    ahead: dict[int, list[int]] = {}
+    for e in moves:
+        if e.get("answered_by"):
+            ahead.setdefault(int(e["answered_by"]), []).append(int(e["seq"]))
+    return {
+        "mode": mode,
+        "agent_transitions": len(moves),
+        "answered_without_a_call": sum(len(v) for v in ahead.values()),
+        "replies_that_answered_more": [
+            {"seq": k, "also_answered": v} for k, v in sorted(ahead.items())
+        ],
+    }
 
 
 def build_summary(
@@ -30,8 +55,10 @@ def build_summary(
     sandboxed: bool = False,
     where: str = "local",
     follow_up_questions: Sequence[Sequence[Asked]] = (),
+    rounds: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``follow_up_questions``: the questions of each of ``state.follow_ups``, in order."""
+    """``follow_up_questions``: the questions of each of ``state.follow_ups``, in order;
+    ``rounds``: :func:`rounds_record` of the run's events."""
     c, u = state.counters, state.usage
     metrics = artifacts.get("final_metrics")
     own, asked = _answers(state, artifacts, questions, follow_up_questions)
@@ -53,6 +80,7 @@ def build_summary(
             "guard_overrides": c.guard_overrides,
             "kernel_restarts": c.kernel_restarts,
         },
+        "rounds": rounds or rounds_record("full", ()),
         "usage": _usage(u),
         "usage_by_location": {
             k: _usage(v) for k, v in state.usage_by_location.items() if k.count("/") <= 1
@@ -253,7 +281,7 @@ def render_summary_md(summary: dict[str, Any]) -> str:
         "",
         f"- transitions: {c['transitions']}, cells run: {c['cells']}, failed behaviors: "
         f"{c['failed_behaviors']}, forced transitions: {c['forced_transitions']}",
-        f"- model calls: {c['llm_calls']}, tokens: {u['prompt_tokens']} "
+        f"- model calls: {c['llm_calls']}{per_transitions(summary)}, tokens: {u['prompt_tokens']} "
         f"({u.get('cached_tokens', 0)} of them cached) + {u['completion_tokens']}, "
         f"cost: ${u['cost_usd']:.4f}",
         f"- wall time: {summary['elapsed_s']:.1f} s",
@@ -313,3 +341,13 @@ def _fork(record: dict[str, Any]) -> dict[str, Any]:
         "better": record["better"],
         "branches": [{k: b.get(k) for k in keys} for b in record["branches"]],
     }
+
+
+def per_transitions(summary: dict[str, Any]) -> str:
+    """ " for 6 agent transitions (3 answered by an earlier reply, compact rounds)"."""
+    r = summary.get("rounds") or {}
+    if not r.get("agent_transitions"):
+        return ""
+    ahead = r.get("answered_without_a_call", 0)
+    more = f" ({ahead} answered by an earlier reply, {r['mode']} rounds)" if ahead else ""
+    return f" for {r['agent_transitions']} agent transitions{more}"

@@ -11,7 +11,12 @@ from notebook_bcc.inputs.questions import follow_up_questions
 from notebook_bcc.kernel.shadow import ShadowRun
 from notebook_bcc.rundir.report import write_report
 from notebook_bcc.rundir.state import WorkflowState
-from notebook_bcc.rundir.summary import build_summary, does_not_rerun, render_summary_md
+from notebook_bcc.rundir.summary import (
+    build_summary,
+    does_not_rerun,
+    render_summary_md,
+    rounds_record,
+)
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.verify import verify
 
@@ -90,6 +95,7 @@ def write_results(
         sandboxed=config.sandbox,
         where=config.kernel_gateway or "local",
         follow_up_questions=[follow_up_questions(f.text) for f in s.follow_ups],
+        rounds=rounds_record("full" if config.is_offline else config.rounds, store.events()),
     )
     store.write_json("summary.json", summary)
     try:

@@ -120,6 +120,20 @@ def test_a_question_only_problem_runs_in_three_calls(compact) -> None:
     assert summary["counts"]["llm_calls"] == 3
     assert summary["verification"]["status"] == "passed"
     assert summary["answers"][0]["values"] == {"rows": 3}
+    assert summary["rounds"] == {
+        "mode": "compact",
+        "agent_transitions": 6,
+        "answered_without_a_call": 3,
+        "replies_that_answered_more": [
+            {"seq": 1, "also_answered": [2]},
+            {"seq": 3, "also_answered": [4]},
+            {"seq": 5, "also_answered": [6]},
+        ],
+    }
+    said = "model calls: 3 for 6 agent transitions (3 answered by an earlier reply, compact rounds)"
+    assert said in (run / "summary.md").read_text()
+    said = "3 model calls for 6 agent transitions (3 answered by an earlier reply, compact rounds)"
+    assert said in (run / "report.html").read_text()
 
 
 def test_every_transition_is_logged_with_its_payload_and_who_answered_it(compact) -> None:
@@ -172,7 +186,10 @@ def test_full_rounds_ask_every_agent_and_offer_nothing(tmp_path: Path) -> None:
         assert [r.transition for r in fake.requests] == ALL[:-1]
         assert not any("Compact:" in r.system for r in fake.requests)
     assert all(t.get("answered_by") is None for t in _logs(run))
-    assert _summary(run)["verification"]["status"] == "passed"
+    summary = _summary(run)
+    assert summary["verification"]["status"] == "passed"
+    assert summary["rounds"]["mode"] == "full" and summary["counts"]["llm_calls"] == 6
+    assert summary["rounds"]["answered_without_a_call"] == 0
 
 
 def test_an_invalid_actions_part_is_asked_for_again_alone(tmp_path: Path) -> None:
