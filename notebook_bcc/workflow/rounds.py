@@ -6,7 +6,8 @@ last step. The reply's own transition is handled as always; each part is kept on
 under the question of the transition it answers (``"EVENT location #iteration"``, as
 ``exchange.question`` names it), committed with that transition, and used once, without a
 call, when the question comes. A part whose transition does not come next is not kept (a
-reflection that retries the step drops its stage reflection).
+reflection that retries the step drops its stage reflection), nor a stage reflection whose
+reflection revised the plan (the stage reflector is asked, and sees the new plan).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def foreseen_parts(
         event, needs = _ANSWERS[part.kind]
         if needs is not None and (target != needs or forced):
             continue
+        if part.kind == "stage_reflection" and getattr(parsed.value, "revision", None):
+            continue  # the plan changed under it: the stage reflector sees the new plan
         if part.kind == "steps":  # a stage is entered at its id, iteration 0
             if part.key not in {st.id for st in s.stages if st.status in ("pending", "running")}:
                 continue

@@ -22,7 +22,7 @@ import pytest
 from lxml import etree
 
 from tests.fakellm import FakeLLM, Request, scripted_reply
-from tests.integration.test_llm import _env
+from tests.integration.test_llm import AGENT_EVENTS, _env
 from tests.integration.test_llm import bcc_scripted as bcc
 from tests.scripted_bcc import COMMAND, ROOT
 
@@ -37,15 +37,7 @@ CODE = (
     "print(final_answers)"
 )
 COMPACT_CALLS = ["START_WORKFLOW", "START_BEHAVIOR", "COMPLETE_STEP"]
-ALL = [
-    "START_WORKFLOW",
-    "START_STEP",
-    "START_BEHAVIOR",
-    "COMPLETE_ACTION",
-    "COMPLETE_STEP",
-    "COMPLETE_STAGE",
-    "NEXT_STAGE",
-]
+ALL = [*AGENT_EVENTS, "NEXT_STAGE"]  # every transition of a one-stage run
 
 
 def _reply(transition: str, code: str = CODE) -> str:
