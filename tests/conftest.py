@@ -33,6 +33,12 @@ FINAL_METRICS_KEYS = {
 }
 
 
+#: NotebookClient settings for a test that reads a cell's output: wait up to 60 s for the
+#: kernel's output after each cell and fail if it never comes (nbclient's default waits 4 s
+#: and then goes on without it: on a loaded machine a print could be lost silently)
+WHOLE_OUTPUT = {"iopub_timeout": 60, "raise_on_iopub_timeout": True}
+
+
 def manifest() -> list[dict[str, str]]:
     path = SHARED / "manifest.csv"
     if not path.exists():

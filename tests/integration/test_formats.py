@@ -19,7 +19,7 @@ import pytest
 from nbclient import NotebookClient
 
 from notebook_bcc.agents.offline.recipes import RECIPES, RecipeContext
-from tests.conftest import made_once, output_text
+from tests.conftest import WHOLE_OUTPUT, made_once, output_text
 from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.timeout(300)
@@ -150,7 +150,11 @@ def test_the_defensive_load_reads_every_format(tmp_path: Path) -> None:
         nb.cells.extend(nbformat.v4.new_code_cell(c.content) for c in cells if c.kind == "code")
         nb.cells.append(nbformat.v4.new_code_cell("print('BCC_PROBE', json.dumps(data_profile))"))
     NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+        **WHOLE_OUTPUT,
     ).execute()
     lines = [
         line

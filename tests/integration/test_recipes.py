@@ -30,7 +30,7 @@ from notebook_bcc.agents.offline.recipes import (
     RecipeContext,
 )
 from notebook_bcc.agents.offline.templates.loader import template
-from tests.conftest import FINAL_METRICS_KEYS, example_run, output_text
+from tests.conftest import FINAL_METRICS_KEYS, WHOLE_OUTPUT, example_run, output_text
 
 REPO = Path(__file__).parents[2]
 SHARED = REPO.parent / "shared" / "datasets"
@@ -109,7 +109,11 @@ def run_recipes(data_file: Path, ctx: RecipeContext, workdir: Path) -> dict:
     shutil.copy(data_file, workdir / "assets" / data_file.name)
     nb = _notebook(data_file.name, ctx)
     client = NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(workdir)}},
+        **WHOLE_OUTPUT,
     )
     client.execute()  # raises CellExecutionError on the first failing cell
     errors = [
@@ -296,6 +300,7 @@ def test_load_and_clean_messy_semicolon_file(tmp_path: Path) -> None:
         timeout=120,
         kernel_name="python3",
         resources={"metadata": {"path": str(tmp_path / "run")}},
+        **WHOLE_OUTPUT,
     ).execute()
     text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
     probe = json.loads(text.split("BCC_PROBE ", 1)[1])
