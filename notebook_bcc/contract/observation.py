@@ -182,6 +182,10 @@ _SEES_CELLS = (Event.COMPLETE_STEP,)
 _SEES_CHECKS = (Event.COMPLETE_STEP, Event.COMPLETE_STAGE)
 
 
+#: the stage reflector's, and the behavior reflector's for a stage reflection it may carry
+_SEES_PROTECTED = (Event.COMPLETE_STAGE, Event.COMPLETE_STEP)
+
+
 def build_observation(
     s: WorkflowState,
     event: Event,
@@ -275,7 +279,7 @@ def build_observation(
         data_preview=data_preview,
         attempts=attempts,
         figures=figures if event == Event.COMPLETE_STEP else (),
-        protected=_protected(s) if event == Event.COMPLETE_STAGE else (),
+        protected=_protected(s) if event in _SEES_PROTECTED else (),
         modules=tuple((n, m) for n, m in s.kernel_code.get("modules", [])),
         callables=tuple((n, m) for n, m in s.kernel_code.get("callables", [])),
         environment=s.kernel_environment,

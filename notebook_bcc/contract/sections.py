@@ -379,6 +379,9 @@ def _combined(obs: Observation) -> str:
     ):
         return ""
     rules = Template(part_format(answers)).safe_substitute(step_calls="two")
+    if kind == "stage_reflection":  # what its own prompt shows beside the format
+        rules += "\n\nProtected variables (never deprecate them):\n" + _protected(obs)
+        rules += "\n\nFindings of earlier steps:\n" + (_findings(obs).text() or "(none)")
     return phrase(f"offer_{kind}") + "\n\n" + rules
 
 
@@ -389,4 +392,4 @@ def part_format(event: Event) -> str:
     text = (resource_dir() / f"{event.value}.md").read_text(encoding="utf-8")
     system = text.partition("<!-- user -->")[0].strip()
     rest = "\n\n".join(system.split("\n\n")[1:])
-    return re.sub(r"Answer with one `<\w+>` element[.;] ?", "", rest).strip()
+    return re.sub(r"Answer with one (`<\w+>`) element", r"Inside yours, write one \1 element", rest)

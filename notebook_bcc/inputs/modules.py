@@ -157,8 +157,8 @@ def named_modules(text: str, limit: int = 10) -> tuple[str, ...]:
             name = m.group(1).rstrip(".")
             if _DATA_SUFFIX.search(m.group(0)) or not is_known_module(name):
                 continue
-            if any(n == name or n.startswith(name + ".") for n in found):
-                continue
+            if any(_norm(n) == _norm(name) or n.startswith(name + ".") for n in found):
+                continue  # named already, maybe spelt otherwise ("Scikit-learn", "Scikit-Learn")
             found.setdefault(name, m.start())
     # a module named whole and by a dotted part (scipy, scipy.stats): the dotted one says more
     names = [n for n in found if not any(o.startswith(n + ".") for o in found)]

@@ -85,9 +85,14 @@ def apply(revision: PlanRevision, state: WorkflowState) -> list[str]:
     for change in revision.changes:
         if change.kind == "revise_stage":
             target = next(st for st in state.stages if st.id == change.id)
-            done.append(f"stage {target.id}: {_revise(target, change)} revised")
-            unplanned = question(Event.START_STEP, target.id, 0)  # its steps the plan gave
-            state.foreseen = [f for f in state.foreseen if f.question != unplanned]
+            line = f"stage {target.id}: {_revise(target, change)} revised"
+            given = question(Event.START_STEP, target.id, 0)  # steps the plan gave it
+            if any(f.question == given for f in state.foreseen) and (
+                change.goal is not None or change.verified_artifacts is not None
+            ):  # its steps were written for another goal: its step planner plans it again
+                state.foreseen = [f for f in state.foreseen if f.question != given]
+                line += " (the steps given with the plan are dropped: it is planned again)"
+            done.append(line)
             continue
         if change.kind == "add_step":
             record = StepRecord(

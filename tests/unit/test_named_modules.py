@@ -63,6 +63,11 @@ def test_prose_words_hyphen_parts_and_file_stems_are_not_modules() -> None:
     assert named_modules(text) == ("scipy.stats", "scikit-learn", "numpy")
 
 
+def test_a_module_spelt_two_ways_is_named_once() -> None:
+    text = "Use the Scikit-learn library to fit it, then the Scikit-Learn package to predict."
+    assert named_modules(text) == ("Scikit-learn",)
+
+
 def test_code_names_a_module_even_when_it_is_absent() -> None:
     text = "import pmdarima_is_not_here\nfrom scipy.stats import ttest_ind\n"
     assert named_modules(text) == ("pmdarima_is_not_here", "scipy.stats")

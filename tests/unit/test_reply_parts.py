@@ -73,3 +73,23 @@ def test_a_stage_s_steps_are_kept_for_a_stage_still_to_come() -> None:
     kept = foreseen_parts(parsed, _state(), State.STAGE_RUNNING, False, 1, "stage-planner")
     assert [f.question for f in kept] == ["START_STEP b #0"]  # z is not in the plan
     assert kept[0].seq == 1 and kept[0].agent == "stage-planner"
+
+
+def test_a_revision_of_a_stage_s_goal_drops_the_steps_the_plan_gave_it() -> None:
+    from notebook_bcc.contract.types import PlanChange, PlanRevision, VariableSpec
+    from notebook_bcc.rundir.state import Foreseen
+    from notebook_bcc.workflow import revisions
+
+    def revise(**change: object) -> tuple[list[str], list[str]]:
+        s = _state()
+        s.foreseen = [Foreseen("START_STEP b #0", "steps", _xml("steps"), 1, "stage-planner")]
+        fields = {"title": None, "goal": None, "verified_artifacts": None}
+        fields |= {"required_variables": None, **change}
+        done = revisions.apply(PlanRevision("r", (PlanChange("revise_stage", "b", **fields),)), s)
+        return done, [f.question for f in s.foreseen]
+
+    needs = (VariableSpec("clean", "a table"),)
+    done, kept = revise(required_variables=needs)
+    assert kept == ["START_STEP b #0"] and "dropped" not in done[0]
+    done, kept = revise(goal="Another goal.")
+    assert kept == [] and "the steps given with the plan are dropped" in done[0]
