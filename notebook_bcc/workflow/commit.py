@@ -25,7 +25,14 @@ from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.exchange import AgentExchange
 from notebook_bcc.workflow.handlers import Outcome
 
-__all__ = ["Commits", "Entry"]
+__all__ = ["Commits", "Entry", "next_log"]
+
+
+def next_log(s: WorkflowState, event: Event, agent: str | None) -> TransitionLog:
+    """The log of the transition ``event`` from where ``s`` stands (its seq is the next)."""
+    return TransitionLog(
+        s.seq + 1, event.value, s.fsm_state.value, agent, s.path, s.iteration, utc_now()
+    )
 
 
 @dataclass(frozen=True)
@@ -91,9 +98,7 @@ class Commits:
         source = s.fsm_state
         if source in fsm.STOPS:
             return
-        log = TransitionLog(
-            s.seq + 1, event.value, source.value, None, s.path, s.iteration, utc_now()
-        )
+        log = next_log(s, event, None)
         log.notes.append(reason)
         s.error = reason
         if event == Event.ABORT:

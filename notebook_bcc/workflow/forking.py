@@ -17,7 +17,7 @@ from notebook_bcc.contract.payloads import ParsedPayload, element_for_log
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.fsm import Event, State
 from notebook_bcc.rundir.store import utc_now
-from notebook_bcc.workflow.commit import Commits, Entry
+from notebook_bcc.workflow.commit import Commits, Entry, next_log
 from notebook_bcc.workflow.context import RunContext
 from notebook_bcc.workflow.exchange import AgentExchange
 from notebook_bcc.workflow.fork import Branch, Fork
@@ -94,10 +94,7 @@ def _branch(run: Turns, b: Branch) -> None:
     for _ in range(2):  # COMPLETE_ACTION, then COMPLETE_STEP
         row = fsm.event_from(s.fsm_state)
         run.check_budgets()
-        t0, source = time.monotonic(), s.fsm_state
-        log = TransitionLog(
-            s.seq + 1, row.event.value, source.value, row.agent, s.path, s.iteration, utc_now()
-        )
+        t0, log = time.monotonic(), next_log(s, row.event, row.agent)
         log.branch = b.id
         parsed = run.ask(row, log, exchange, b)
         log.set_payload(element_for_log(parsed))

@@ -26,9 +26,9 @@ from notebook_bcc.fsm import Event, State
 from notebook_bcc.inputs.problem import read_problem
 from notebook_bcc.rundir.notebook import NotebookDocument
 from notebook_bcc.rundir.state import Usage, WorkflowState
-from notebook_bcc.rundir.store import RunStore, utc_now
+from notebook_bcc.rundir.store import RunStore
 from notebook_bcc.workflow import guards
-from notebook_bcc.workflow.commit import Commits
+from notebook_bcc.workflow.commit import Commits, next_log
 from notebook_bcc.workflow.context import RunContext, RunResult
 from notebook_bcc.workflow.exchange import AgentExchange, question
 from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, finish
@@ -215,7 +215,7 @@ class Runner:
         return exchange.ask(self.agent, row.event, roots, prompt, obs, log, s.fsm_state, taken)
 
     def _agent_transition(self, row: fsm.Transition) -> None:
-        t0, log = time.monotonic(), self._log(row)
+        t0, log = time.monotonic(), next_log(self.state, row.event, row.agent)
         parsed = self.ask(row, log, self.exchange, None)
         log.set_payload(element_for_log(parsed))
         if isinstance(parsed.value, AlternativesPayload):
@@ -228,12 +228,6 @@ class Runner:
             )
         self.commits.one(log, row.event, outcome, t0)
         self._fail_if_capped(outcome)
-
-    def _log(self, row: fsm.Transition) -> TransitionLog:
-        s = self.state
-        return TransitionLog(
-            s.seq + 1, row.event.value, s.fsm_state.value, row.agent, s.path, s.iteration, utc_now()
-        )
 
     def _fail_if_capped(self, outcome: Outcome) -> None:
         """A step G3 failed ends the workflow when ``--on-step-failure`` is abort."""
@@ -255,7 +249,7 @@ class Runner:
             self.state.add_usage(usage)
 
     def _next_stage(self, row: fsm.Transition) -> None:
-        t0, log = time.monotonic(), self._log(row)
+        t0, log = time.monotonic(), next_log(self.state, row.event, row.agent)
         self.commits.one(log, row.event, self.handlers.next_stage(log), t0)
 
 
