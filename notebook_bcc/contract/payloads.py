@@ -303,26 +303,26 @@ def parse_payload(
 
 
 #: where a reply may carry a later transition's payload: its root's kind -> (the element that
-#: holds it, relative to the root, and the part's kind) (docs/agents.md, "Compact rounds")
+#: holds it, relative to the root, and the part's kind), each place once (docs/agents.md,
+#: "Compact rounds"). A reflection carries the stage reflection when it completes the step,
+#: the next behavior (with its actions inside it) when it retries.
 PART_PLACES = {
-    "stages": ("stage", "steps"),
-    "behavior": (".", "actions"),
-    "reflection": (".", "stage_reflection"),
+    "stages": (("stage", "steps"),),
+    "behavior": ((".", "actions"),),
+    "reflection": ((".", "stage_reflection"), (".", "behavior")),
 }
 
 
 def _detach_parts(kind: str, root: etree._Element) -> list[Part]:
     """Take the parts out of ``root`` (the root is then checked as it always was)."""
-    if kind not in PART_PLACES:
-        return []
-    holder_path, part_kind = PART_PLACES[kind]
     parts = []
-    for holder in [root] if holder_path == "." else root.iterchildren(holder_path):
-        for el in holder.findall(part_kind):
-            key = (holder.get("id") or "").strip() if holder is not root else ""
-            el.tail = None
-            parts.append(Part(part_kind, key, etree.tostring(el, encoding="unicode")))
-            holder.remove(el)
+    for holder_path, part_kind in PART_PLACES.get(kind, ()):
+        for holder in [root] if holder_path == "." else root.iterchildren(holder_path):
+            for el in holder.findall(part_kind):
+                key = (holder.get("id") or "").strip() if holder is not root else ""
+                el.tail = None
+                parts.append(Part(part_kind, key, etree.tostring(el, encoding="unicode")))
+                holder.remove(el)
     return parts
 
 

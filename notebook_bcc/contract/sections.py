@@ -9,12 +9,11 @@ prompt's budget, least needed first.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, replace
-from string import Template
 
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StepView, check_lines
+from notebook_bcc.contract.offers import offers_text
 from notebook_bcc.contract.phrases import phrase
 from notebook_bcc.contract.plan_view import (
     behavior_text,
@@ -342,7 +341,7 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "max_behaviors": str(obs.max_behaviors),
         "follow_up": _follow_up(obs),
         "alternatives": _alternatives(obs),
-        "combined": _combined(obs),
+        "combined": offers_text(obs, _stage_reflector_sees),
         "step_calls": "two" if obs.rounds == "compact" else "four",
         "branch_note": obs.branch_note,
     }
@@ -356,40 +355,9 @@ def _alternatives(obs: Observation) -> str:
     return text.replace("$max_alternatives", str(obs.max_alternatives)).strip()
 
 
-#: compact rounds: the part a reply may carry for the next transition, by the asking event
-_PARTS = {
-    Event.START_WORKFLOW: ("steps", Event.START_STEP),
-    Event.FOLLOW_UP: ("steps", Event.START_STEP),
-    Event.START_BEHAVIOR: ("actions", Event.COMPLETE_ACTION),
-    Event.COMPLETE_STEP: ("stage_reflection", Event.COMPLETE_STAGE),
-}
-
-
-def _combined(obs: Observation) -> str:
-    """The offer of a later transition's payload inside this reply (compact rounds), where it
-    can apply: a stage's steps in the plan; the actions of a step's first behavior; the
-    stage reflection of a stage's last step. One line, then that agent's format and rules."""
-    if obs.rounds != "compact" or obs.branch or obs.event not in _PARTS:
-        return ""
-    kind, answers = _PARTS[obs.event]
-    if kind == "actions" and obs.behaviors_in_step:
-        return ""
-    if kind == "stage_reflection" and (
-        obs.stage is None or any(t.status == "pending" for t in obs.stage.steps)
-    ):
-        return ""
-    rules = Template(part_format(answers)).safe_substitute(step_calls="two")
-    if kind == "stage_reflection":  # what its own prompt shows beside the format
-        rules += "\n\nProtected variables (never deprecate them):\n" + _protected(obs)
-        rules += "\n\nFindings of earlier steps:\n" + (_findings(obs).text() or "(none)")
-    return phrase(f"offer_{kind}") + "\n\n" + rules
-
-
-@functools.cache
-def part_format(event: Event) -> str:
-    """An agent's format and rules, from its template: the system part without its first
-    paragraph (who it is) and its "Answer with one ..." line."""
-    text = (resource_dir() / f"{event.value}.md").read_text(encoding="utf-8")
-    system = text.partition("<!-- user -->")[0].strip()
-    rest = "\n\n".join(system.split("\n\n")[1:])
-    return re.sub(r"Answer with one (`<\w+>`) element", r"Inside yours, write one \1 element", rest)
+def _stage_reflector_sees(obs: Observation) -> str:
+    """What the stage reflector's prompt shows beside its format, for its offered part."""
+    findings = _findings(obs).text() or "(none)"
+    return f"Protected variables (never deprecate them):\n{_protected(obs)}\n\n" + (
+        f"Findings of earlier steps:\n{findings}"
+    )

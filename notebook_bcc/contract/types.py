@@ -175,10 +175,12 @@ Payload = (
 class Part:
     """A later transition's payload carried inside a reply (docs/agents.md, "Compact
     rounds"): a stage's ``<steps>`` in ``<stages>``, the ``<actions>`` of a ``<behavior>``,
-    the ``<stage_reflection>`` of a ``<reflection>``. Checked on its own: ``error`` says why
+    the ``<stage_reflection>`` of a ``<reflection>`` that completes its step, the next
+    ``<behavior>`` of one that retries it (its ``<actions>`` a part of its own once it is
+    taken). Checked on its own: ``error`` says why
     it is invalid ("" when it is valid); the transition it answers repairs it alone."""
 
-    kind: str  # steps | actions | stage_reflection
+    kind: str  # steps | actions | stage_reflection | behavior
     key: str  # the stage id of a <steps>; "" for the others (the next transition's)
     text: str  # its XML as the reply wrote it
     error: str = ""

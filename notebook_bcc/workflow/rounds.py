@@ -1,8 +1,8 @@
 """Compact rounds: the parts of a reply that answer later transitions (docs/agents.md).
 
 A stage planner's ``<stage>`` may carry the stage's ``<steps>``, an arranger's ``<behavior>``
-its ``<actions>``, a behavior reflector's ``<reflection>`` the stage reflection of the stage's
-last step. The reply's own transition is handled as always; each part is kept on the state
+its ``<actions>``, a behavior reflector's ``<reflection>`` the stage reflection (when it
+completes the step) or the next ``<behavior>`` with its ``<actions>`` (when it retries). The reply's own transition is handled as always; each part is kept on the state
 under the question of the transition it answers (``"EVENT location #iteration"``, as
 ``exchange.question`` names it), committed with that transition, and used once, without a
 call, when the question comes. A part whose transition does not come next is not kept (a
@@ -24,6 +24,7 @@ __all__ = ["foreseen_parts"]
 _ANSWERS = {
     "steps": (Event.START_STEP, None),
     "actions": (Event.COMPLETE_ACTION, State.BEHAVIOR_RUNNING),
+    "behavior": (Event.START_BEHAVIOR, State.STEP_RUNNING),
     "stage_reflection": (Event.COMPLETE_STAGE, State.STEP_COMPLETED),
 }
 

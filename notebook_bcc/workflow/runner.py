@@ -223,8 +223,9 @@ class Runner:
             return
         outcome = self.handlers.handle(row.event, parsed, log)
         if self.config.rounds == "compact":  # parts kept for the transitions they answer
+            seq, agent = log.answered_by or (log.head.seq, row.agent or "")  # who wrote them
             self.state.foreseen += foreseen_parts(
-                parsed, self.state, outcome.target, outcome.forced, log.head.seq, row.agent or ""
+                parsed, self.state, outcome.target, outcome.forced, seq, agent
             )
         self.commits.one(log, row.event, outcome, t0)
         self._fail_if_capped(outcome)

@@ -157,8 +157,10 @@ def test_the_prompts_offer_the_part_where_it_can_apply(compact) -> None:
     assert "<pcs_considerations>" in system["START_WORKFLOW"]  # the step planner's format
     assert "this is the step's first behavior" in system["START_BEHAVIOR"]
     assert "<add-code2run>" in system["START_BEHAVIOR"]
-    assert "this is the last planned step of its stage" in system["COMPLETE_STEP"]
+    assert "when you complete the step (`STEP_COMPLETED`)" in system["COMPLETE_STEP"]
     assert "<variable_management>" in system["COMPLETE_STEP"]
+    assert "when you retry the step (`STEP_RUNNING`)" in system["COMPLETE_STEP"]
+    assert "$alternatives" not in system["COMPLETE_STEP"]  # the arranger's format, filled
 
 
 def test_replay_reproduces_the_cells_without_a_model(compact, tmp_path: Path) -> None:
@@ -206,6 +208,49 @@ def test_an_invalid_actions_part_is_asked_for_again_alone(tmp_path: Path) -> Non
     assert "was rejected, and asked for again" in action.findtext("note")
     assert [r.get("status") for r in action.findall("response")] == ["ok"]
     assert _summary(run)["verification"]["status"] == "passed"
+
+
+def test_a_retry_written_by_the_reflector_costs_no_other_call(tmp_path: Path) -> None:
+    """The behavior reflector that retries may write the next behavior with its actions: the
+    retry's arranger and generator are answered by its reply."""
+    reflections = []
+
+    def policy(req: Request) -> str:
+        if req.transition == "START_BEHAVIOR":  # cells that leave the artifact missing
+            return _inside(
+                _reply("START_BEHAVIOR"), "</behavior>", _reply("COMPLETE_ACTION", "x = 1")
+            )
+        if req.transition == "COMPLETE_STEP":
+            reflections.append(req)
+            if len(reflections) == 1:
+                retry = _reply("COMPLETE_STEP").replace('"true"', '"false"')
+                retry = retry.replace("STEP_COMPLETED", "STEP_RUNNING")
+                b2 = _reply("START_BEHAVIOR").replace("compute_b1", "compute_b2")
+                return _inside(
+                    retry, "</reflection>", _inside(b2, "</behavior>", _reply("COMPLETE_ACTION"))
+                )
+        return combined()(req)
+
+    with FakeLLM(policy=policy) as fake:
+        run, proc = _run(fake, tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        calls = [r.transition for r in fake.requests]
+    assert calls == ["START_WORKFLOW", "START_BEHAVIOR", "COMPLETE_STEP", "COMPLETE_STEP"]
+    logs = _logs(run)
+    events = [t.get("event") for t in logs]
+    assert events == [*ALL[:5], "START_BEHAVIOR", "COMPLETE_ACTION", *ALL[4:]]
+    assert [t.get("answered_by") for t in logs] == [
+        None, "1", None, "3", None, "5", "5", None, "8", None
+    ]  # fmt: skip
+    assert logs[5].find("payload/behavior").get("id") == "compute_b2"
+    assert logs[5].find("payload/behavior/actions") is None  # its actions: the next log's
+    assert "final_answers" in logs[6].findtext("payload/actions/add-code2run")
+    summary = _summary(run)
+    assert summary["verification"]["status"] == "passed"
+    assert summary["answers"][0]["values"] == {"rows": 3}
+    assert summary["counts"]["llm_calls"] == 4
+    assert {"seq": 5, "also_answered": [6, 7]} in summary["rounds"]["replies_that_answered_more"]
+    assert _code(run)[-1] == CODE
 
 
 def test_a_kill_between_a_reply_and_the_transition_it_foresaw_costs_no_call(
