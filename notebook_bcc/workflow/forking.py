@@ -28,7 +28,8 @@ __all__ = ["Turns", "run_fork"]
 
 
 class Turns(Protocol):
-    """What a fork takes from the runner: the run's parts and how it asks an agent."""
+    """What a fork takes from the runner: the run's parts and how it asks an agent (which
+    checks the budgets before each call)."""
 
     ctx: RunContext
     config: RunConfig
@@ -41,8 +42,6 @@ class Turns(Protocol):
     def ask(
         self, row: fsm.Transition, log: TransitionLog, exchange: AgentExchange, b: Branch | None
     ) -> ParsedPayload: ...
-
-    def check_budgets(self) -> None: ...
 
     def count_reply(self, reply: AgentReply) -> None: ...
 
@@ -93,7 +92,6 @@ def _branch(run: Turns, b: Branch) -> None:
     )
     for _ in range(2):  # COMPLETE_ACTION, then COMPLETE_STEP
         row = fsm.event_from(s.fsm_state)
-        run.check_budgets()
         t0, log = time.monotonic(), next_log(s, row.event, row.agent)
         log.branch = b.id
         parsed = run.ask(row, log, exchange, b)

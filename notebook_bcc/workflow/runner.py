@@ -118,7 +118,6 @@ class Runner:
                 if row.agent is None:
                     self._next_stage(row)
                 else:
-                    self.check_budgets()
                     self._agent_transition(row)
         except (KeyboardInterrupt, Exception) as caught:  # noqa: BLE001 - every error is an ABORT
             exc = BccError.from_exception(caught)
@@ -207,6 +206,7 @@ class Runner:
         taken = exchange.take(ahead, log) if ahead else None
         if isinstance(taken, ParsedPayload):  # an earlier reply answered it: no call
             return taken
+        self.check_budgets()  # G6, before each call (a foreseen answer costs none)
         roots: str | tuple[str, ...] | None = row.root
         if row.event == Event.START_BEHAVIOR and self.config.max_alternatives > 1:
             roots = ("alternatives", "behavior")  # a fork is the arranger's other answer

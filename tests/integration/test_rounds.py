@@ -210,6 +210,15 @@ def test_an_invalid_actions_part_is_asked_for_again_alone(tmp_path: Path) -> Non
     assert _summary(run)["verification"]["status"] == "passed"
 
 
+def test_the_call_budget_counts_calls_not_transitions(tmp_path: Path) -> None:
+    """G6 is checked before each call: three calls answer the run's six agent transitions."""
+    with FakeLLM(policy=combined()) as fake:
+        run, proc = _run(fake, tmp_path, "--max-llm-calls", "3")
+        assert proc.returncode == 0, proc.stderr
+        assert [r.transition for r in fake.requests] == COMPACT_CALLS
+    assert _summary(run)["final_state"] == "WORKFLOW_COMPLETED"
+
+
 def test_a_retry_written_by_the_reflector_costs_no_other_call(tmp_path: Path) -> None:
     """The behavior reflector that retries may write the next behavior with its actions: the
     retry's arranger and generator are answered by its reply."""
