@@ -89,6 +89,7 @@ def run_block(obs: Observation) -> str:
     environment = obs.environment or ("(not reported; import only what the cells above import)")
     return _texts()[0].safe_substitute(
         environment=environment,
+        seed=str(obs.seed),
         results_contract=results_contract(obs),
         problem=obs.problem.strip(),
         questions=questions_text(obs),
