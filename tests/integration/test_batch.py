@@ -258,4 +258,4 @@ def test_a_dask_cluster_runs_the_batch_and_survives_a_lost_worker(
     for k in range(3):
         assert _answer(dask_records[f"r{k}"]) == _expected(tmp_path / f"plants{k}.csv")
         assert dask_records[f"r{k}"]["status"] == "completed"
-    assert any(r["action"] == "resume" for r in dask_records.values()), dask_records
+    assert any(r["action"] == "resume" for r in dask_records.values()), json.dumps(dask_records)

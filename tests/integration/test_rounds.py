@@ -82,6 +82,14 @@ def _run(fake: FakeLLM, tmp: Path, *extra: str) -> tuple[Path, subprocess.Comple
     return run, proc
 
 
+def _completed(policy: Callable[[Request], str], tmp: Path, *extra: str) -> tuple[Path, list]:
+    """A run that exits 0 against a scripted model; its directory and the requests it sent."""
+    with FakeLLM(policy=policy) as fake:
+        run, proc = _run(fake, tmp, *extra)
+        assert proc.returncode == 0, proc.stderr
+        return run, list(fake.requests)
+
+
 def _logs(run: Path) -> list[etree._Element]:
     return [etree.parse(str(p)).getroot() for p in sorted((run / "logs").glob("[0-9]*.xml"))]
 
@@ -97,11 +105,7 @@ def _summary(run: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def compact(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Request]]:
-    tmp = tmp_path_factory.mktemp("compact")
-    with FakeLLM(policy=combined()) as fake:
-        run, proc = _run(fake, tmp)
-        assert proc.returncode == 0, proc.stderr
-        return run, list(fake.requests)
+    return _completed(combined(), tmp_path_factory.mktemp("compact"))
 
 
 def test_a_question_only_problem_runs_in_three_calls(compact) -> None:
@@ -174,11 +178,9 @@ def test_replay_reproduces_the_cells_without_a_model(compact, tmp_path: Path) ->
 
 
 def test_full_rounds_ask_every_agent_and_offer_nothing(tmp_path: Path) -> None:
-    with FakeLLM(policy=combined()) as fake:
-        run, proc = _run(fake, tmp_path, "--rounds", "full")
-        assert proc.returncode == 0, proc.stderr
-        assert [r.transition for r in fake.requests] == ALL[:-1]
-        assert not any("Compact:" in r.system for r in fake.requests)
+    run, requests = _completed(combined(), tmp_path, "--rounds", "full")
+    assert [r.transition for r in requests] == ALL[:-1]
+    assert not any("Compact:" in r.system for r in requests)
     assert all(t.get("answered_by") is None for t in _logs(run))
     summary = _summary(run)
     assert summary["verification"]["status"] == "passed"
@@ -195,14 +197,12 @@ def test_an_invalid_actions_part_is_asked_for_again_alone(tmp_path: Path) -> Non
             return _inside(_reply("START_BEHAVIOR"), "</behavior>", part)
         return combined()(req)
 
-    with FakeLLM(policy=policy) as fake:
-        run, proc = _run(fake, tmp_path)
-        assert proc.returncode == 0, proc.stderr
-        calls = [r.transition for r in fake.requests]
-        assert calls == ["START_WORKFLOW", "START_BEHAVIOR", "COMPLETE_ACTION", "COMPLETE_STEP"]
-        repair = fake.requests[2].last_user
-        assert "The <actions> your previous reply carried for this step was rejected" in repair
-        assert "<add-code2run> is empty" in repair
+    run, requests = _completed(policy, tmp_path)
+    calls = [r.transition for r in requests]
+    assert calls == ["START_WORKFLOW", "START_BEHAVIOR", "COMPLETE_ACTION", "COMPLETE_STEP"]
+    repair = requests[2].last_user
+    assert "The <actions> your previous reply carried for this step was rejected" in repair
+    assert "<add-code2run> is empty" in repair
     action = next(t for t in _logs(run) if t.get("event") == "COMPLETE_ACTION")
     assert action.get("answered_by") is None
     assert "was rejected, and asked for again" in action.findtext("note")
@@ -212,10 +212,8 @@ def test_an_invalid_actions_part_is_asked_for_again_alone(tmp_path: Path) -> Non
 
 def test_the_call_budget_counts_calls_not_transitions(tmp_path: Path) -> None:
     """G6 is checked before each call: three calls answer the run's six agent transitions."""
-    with FakeLLM(policy=combined()) as fake:
-        run, proc = _run(fake, tmp_path, "--max-llm-calls", "3")
-        assert proc.returncode == 0, proc.stderr
-        assert [r.transition for r in fake.requests] == COMPACT_CALLS
+    run, requests = _completed(combined(), tmp_path, "--max-llm-calls", "3")
+    assert [r.transition for r in requests] == COMPACT_CALLS
     assert _summary(run)["final_state"] == "WORKFLOW_COMPLETED"
 
 
@@ -240,10 +238,8 @@ def test_a_retry_written_by_the_reflector_costs_no_other_call(tmp_path: Path) ->
                 )
         return combined()(req)
 
-    with FakeLLM(policy=policy) as fake:
-        run, proc = _run(fake, tmp_path)
-        assert proc.returncode == 0, proc.stderr
-        calls = [r.transition for r in fake.requests]
+    run, requests = _completed(policy, tmp_path)
+    calls = [r.transition for r in requests]
     assert calls == ["START_WORKFLOW", "START_BEHAVIOR", "COMPLETE_STEP", "COMPLETE_STEP"]
     logs = _logs(run)
     events = [t.get("event") for t in logs]
