@@ -33,12 +33,12 @@ lint: $(STAMP)
 
 # everything: lint, unit, workflow logic on scripted kernels, real kernels, CLI, faults, browser
 test: lint bytecode
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --durations=15
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist worksteal --durations=15
 
 # while developing (a few minutes): lint, the unit tests and the workflow's logic on scripted
 # kernels (tests marked `check`)
 check: lint bytecode
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 -m check --durations=10
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist worksteal -m check --durations=10
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

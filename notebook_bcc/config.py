@@ -75,8 +75,9 @@ class RunConfig:
     #: Seconds one model call may take.
     llm_timeout: float = 120.0
     #: "compact": a model's reply may carry the payloads of the transitions it can foresee (a
-    #: stage's steps, a behavior's actions, the stage reflection, a retry's behavior), used
-    #: without a call; "full": every agent is asked (docs/agents.md, "Compact rounds").
+    #: stage's steps, a behavior's actions, the stage reflection, a retry's or the next step's
+    #: behavior), used without a call; "full": every agent is asked (docs/agents.md,
+    #: "Compact rounds").
     rounds: str = "compact"
     #: "continue" marks a capped step failed and goes on; "abort" fails the workflow.
     on_step_failure: str = "continue"

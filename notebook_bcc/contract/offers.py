@@ -13,6 +13,7 @@ from string import Template
 
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.phrases import phrase
+from notebook_bcc.contract.plan_view import pending_steps_text
 from notebook_bcc.contract.reply import resource_dir
 from notebook_bcc.fsm import Event
 
@@ -23,7 +24,8 @@ _OFFERS: dict[Event, tuple[str, ...]] = {
     Event.START_WORKFLOW: ("steps",),
     Event.FOLLOW_UP: ("steps",),
     Event.START_BEHAVIOR: ("actions",),
-    Event.COMPLETE_STEP: ("behavior", "stage_reflection"),
+    Event.COMPLETE_STEP: ("behavior", "stage_reflection", "next_behavior"),
+    Event.COMPLETE_STAGE: ("next_behavior",),
 }
 
 #: whose format a part is written in (a retry's behavior carries its actions inside it)
@@ -32,19 +34,22 @@ _FORMATS: dict[str, tuple[Event, ...]] = {
     "actions": (Event.COMPLETE_ACTION,),
     "behavior": (Event.START_BEHAVIOR, Event.COMPLETE_ACTION),
     "stage_reflection": (Event.COMPLETE_STAGE,),
+    "next_behavior": (Event.START_BEHAVIOR, Event.COMPLETE_ACTION),
 }
 
 
 def _applies(kind: str, obs: Observation) -> bool:
     """Offer a part only where it can be used: a step's first behavior carries its actions, a
     reflection a retry's behavior while the step may have another, a stage reflection when
-    there is a stage."""
+    there is a stage, the next step's first behavior while a step of the stage is to come."""
     if kind == "actions":
         return not obs.behaviors_in_step
     if kind == "behavior":
         return obs.behaviors_in_step < obs.max_behaviors
     if kind == "stage_reflection":
         return obs.stage is not None
+    if kind == "next_behavior":
+        return bool(pending_steps_text(obs))
     return True
 
 
@@ -54,13 +59,17 @@ def offers_text(obs: Observation, stage_reflector_sees: Callable[[Observation], 
     from ``stage_reflector_sees``). Nothing in full rounds or in a fork's branch."""
     if obs.rounds != "compact" or obs.branch:
         return ""
-    texts = []
+    texts, shown = [], set()
     for kind in _OFFERS.get(obs.event, ()):
         if not _applies(kind, obs):
             continue
-        text = "\n\n".join([phrase(f"offer_{kind}"), *map(part_format, _FORMATS[kind])])
+        formats = [e for e in _FORMATS[kind] if e not in shown]  # each format once a prompt
+        shown.update(formats)
+        text = "\n\n".join([phrase(f"offer_{kind}"), *map(part_format, formats)])
         if kind == "stage_reflection":
             text += "\n\n" + stage_reflector_sees(obs)
+        if kind == "next_behavior":
+            text += "\n\nSteps of this stage still to come:\n" + pending_steps_text(obs)
         texts.append(text)
     return "\n\n".join(texts)
 
@@ -72,6 +81,6 @@ def part_format(event: Event) -> str:
     text = (resource_dir() / f"{event.value}.md").read_text(encoding="utf-8")
     system = text.partition("<!-- user -->")[0].strip()
     rest = "\n\n".join(system.split("\n\n")[1:])
-    rest = Template(rest).safe_substitute(step_calls="two", alternatives="", combined="")
+    rest = Template(rest).safe_substitute(step_calls="one or two", alternatives="", combined="")
     rest = re.sub(r"\n{3,}", "\n\n", rest).strip()
     return re.sub(r"Answer with one (`<\w+>`) element", r"Inside yours, write one \1 element", rest)

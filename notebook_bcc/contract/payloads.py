@@ -305,11 +305,13 @@ def parse_payload(
 #: where a reply may carry a later transition's payload: its root's kind -> (the element that
 #: holds it, relative to the root, and the part's kind), each place once (docs/agents.md,
 #: "Compact rounds"). A reflection carries the stage reflection when it completes the step,
-#: the next behavior (with its actions inside it) when it retries.
+#: the next behavior (with its actions inside it) when it retries; a stage reflection that
+#: goes on to a next step, that step's first behavior.
 PART_PLACES = {
     "stages": (("stage", "steps"),),
     "behavior": ((".", "actions"),),
     "reflection": ((".", "stage_reflection"), (".", "behavior")),
+    "stage_reflection": ((".", "behavior"),),
 }
 
 

@@ -14,7 +14,14 @@ from __future__ import annotations
 from notebook_bcc.contract.observation import Observation, StageView, StepView
 from notebook_bcc.fsm import Event
 
-__all__ = ["behavior_text", "focus_text", "plan_text", "position_text", "step_text"]
+__all__ = [
+    "behavior_text",
+    "focus_text",
+    "pending_steps_text",
+    "plan_text",
+    "position_text",
+    "step_text",
+]
 
 _DONE = ("complete", "failed", "skipped")
 
@@ -99,6 +106,14 @@ def _planned(obs: Observation, label: str, item: StageView | StepView) -> list[s
     if item.required_variables:
         parts.append(f"{label} needs: " + _needs(obs, item.required_variables))
     return parts
+
+
+def pending_steps_text(obs: Observation) -> str:
+    """The steps of the current stage still to come, in full ("" when none is)."""
+    if obs.stage is None:
+        return ""
+    pending = [t for t in obs.stage.steps if t.status == "pending"]
+    return "\n\n".join("\n".join(_planned(obs, "Step", t)) for t in pending)
 
 
 def step_text(obs: Observation) -> str:

@@ -342,7 +342,7 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "follow_up": _follow_up(obs),
         "alternatives": _alternatives(obs),
         "combined": offers_text(obs, _stage_reflector_sees),
-        "step_calls": "two" if obs.rounds == "compact" else "four",
+        "step_calls": "one or two" if obs.rounds == "compact" else "four",
         "branch_note": obs.branch_note,
     }
 

@@ -2,7 +2,8 @@
 
 A stage planner's ``<stage>`` may carry the stage's ``<steps>``, an arranger's ``<behavior>``
 its ``<actions>``, a behavior reflector's ``<reflection>`` the stage reflection (when it
-completes the step) or the next ``<behavior>`` with its ``<actions>`` (when it retries). The reply's own transition is handled as always; each part is kept on the state
+completes the step) or the next ``<behavior>`` with its ``<actions>`` (when it retries), a
+stage reflection the next step's first ``<behavior>`` (when the stage goes on). The reply's own transition is handled as always; each part is kept on the state
 under the question of the transition it answers (``"EVENT location #iteration"``, as
 ``exchange.question`` names it), committed with that transition, and used once, without a
 call, when the question comes. A part whose transition does not come next is not kept (a

@@ -258,6 +258,69 @@ def test_a_retry_written_by_the_reflector_costs_no_other_call(tmp_path: Path) ->
     assert _code(run)[-1] == CODE
 
 
+def _step(step: str, artifact: str) -> str:
+    return (
+        f'<step id="{step}" title="{step}"><goal>g</goal><verified_artifacts>'
+        f'<variable name="{artifact}">x</variable></verified_artifacts></step>'
+    )
+
+
+def _behavior_with_actions(step: str, artifact: str, code: str) -> str:
+    behavior = _reply("START_BEHAVIOR").replace('"compute', f'"{step}')
+    behavior = behavior.replace('"final_answers"', f'"{artifact}"').replace(
+        "final_answers is not None", f"{artifact} is not None"
+    )
+    return _inside(behavior, "</behavior>", _reply("COMPLETE_ACTION", code))
+
+
+def test_the_stage_reflection_carries_the_next_steps_behavior(tmp_path: Path) -> None:
+    """A stage of two steps: the stage reflection that goes on to the second step carries
+    its first behavior with its actions, so the second step costs one call (its reflection)."""
+    load = "import pandas as pd\ntable = pd.read_csv(user_submit_files[0])"
+    answer = CODE.split("\n", 2)[2]  # the answers, from the table the first step loaded
+
+    reflections = []
+
+    def policy(req: Request) -> str:
+        t = req.transition
+        if t == "START_WORKFLOW":
+            steps = f"<steps>{_step('first', 'table')}{_step('compute', 'final_answers')}</steps>"
+            return _inside(_reply(t), "</stage>", steps)
+        if t == "START_BEHAVIOR":
+            return _behavior_with_actions("first", "table", load)
+        if t == "COMPLETE_STEP" and not reflections.append(req) and len(reflections) == 1:
+            going_on = (
+                _reply("COMPLETE_STAGE")
+                .replace('"true"', '"false"')
+                .replace("<step_id>compute", "<step_id>first")
+                .replace("STAGE_COMPLETED", "STEP_RUNNING")
+            )
+            next_behavior = _behavior_with_actions("compute", "final_answers", answer)
+            going_on = _inside(going_on, "</stage_reflection>", next_behavior)
+            return _inside(_reply(t), "</reflection>", going_on)
+        return combined()(req)
+
+    run, requests = _completed(policy, tmp_path)
+    calls = [r.transition for r in requests]
+    assert calls == ["START_WORKFLOW", "START_BEHAVIOR", "COMPLETE_STEP", "COMPLETE_STEP"]
+    first_reflection = requests[2].system
+    assert "when the stage reflection goes on to a next step" in first_reflection
+    assert "Step `compute` — compute" in first_reflection  # the step still to come, in full
+    assert first_reflection.count("<add-code2run>") == 1  # the generator's format shown once
+    logs = _logs(run)
+    assert [t.get("event") for t in logs] == [
+        *ALL[:6], "START_BEHAVIOR", "COMPLETE_ACTION", "COMPLETE_STEP", "COMPLETE_STAGE",
+        "NEXT_STAGE",
+    ]  # fmt: skip
+    assert [t.get("answered_by") for t in logs] == [
+        None, "1", None, "3", None, "5", "5", "5", None, "9", None
+    ]  # fmt: skip
+    assert logs[6].find("payload/behavior").get("step_id") == "compute"
+    summary = _summary(run)
+    assert summary["verification"]["status"] == "passed"
+    assert summary["answers"][0]["values"] == {"rows": 3}
+
+
 def test_a_kill_between_a_reply_and_the_transition_it_foresaw_costs_no_call(
     tmp_path: Path,
 ) -> None:
