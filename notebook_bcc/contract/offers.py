@@ -64,8 +64,9 @@ def offers_text(obs: Observation, stage_reflector_sees: Callable[[Observation], 
         if not _applies(kind, obs):
             continue
         formats = [e for e in _FORMATS[kind] if e not in shown]  # each format once a prompt
+        given = "" if formats else " Their formats and rules are the ones given above."
         shown.update(formats)
-        text = "\n\n".join([phrase(f"offer_{kind}"), *map(part_format, formats)])
+        text = "\n\n".join([phrase(f"offer_{kind}") + given, *map(part_format, formats)])
         if kind == "stage_reflection":
             text += "\n\n" + stage_reflector_sees(obs)
         if kind == "next_behavior":
@@ -83,4 +84,4 @@ def part_format(event: Event) -> str:
     rest = "\n\n".join(system.split("\n\n")[1:])
     rest = Template(rest).safe_substitute(step_calls="one or two", alternatives="", combined="")
     rest = re.sub(r"\n{3,}", "\n\n", rest).strip()
-    return re.sub(r"Answer with one (`<\w+>`) element", r"Inside yours, write one \1 element", rest)
+    return re.sub(r"Answer with one (`<\w+>`) element", r"If you give it: one \1 element", rest)

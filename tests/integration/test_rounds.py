@@ -90,6 +90,10 @@ def _completed(policy: Callable[[Request], str], tmp: Path, *extra: str) -> tupl
         return run, list(fake.requests)
 
 
+def _calls(requests: list[Request]) -> list[str]:
+    return [r.transition for r in requests]
+
+
 def _logs(run: Path) -> list[etree._Element]:
     return [etree.parse(str(p)).getroot() for p in sorted((run / "logs").glob("[0-9]*.xml"))]
 
@@ -198,8 +202,7 @@ def test_an_invalid_actions_part_is_asked_for_again_alone(tmp_path: Path) -> Non
         return combined()(req)
 
     run, requests = _completed(policy, tmp_path)
-    calls = [r.transition for r in requests]
-    assert calls == ["START_WORKFLOW", "START_BEHAVIOR", "COMPLETE_ACTION", "COMPLETE_STEP"]
+    assert _calls(requests) == [*COMPACT_CALLS[:2], "COMPLETE_ACTION", "COMPLETE_STEP"]
     repair = requests[2].last_user
     assert "The <actions> your previous reply carried for this step was rejected" in repair
     assert "<add-code2run> is empty" in repair
@@ -239,8 +242,7 @@ def test_a_retry_written_by_the_reflector_costs_no_other_call(tmp_path: Path) ->
         return combined()(req)
 
     run, requests = _completed(policy, tmp_path)
-    calls = [r.transition for r in requests]
-    assert calls == ["START_WORKFLOW", "START_BEHAVIOR", "COMPLETE_STEP", "COMPLETE_STEP"]
+    assert _calls(requests) == [*COMPACT_CALLS, "COMPLETE_STEP"]
     logs = _logs(run)
     events = [t.get("event") for t in logs]
     assert events == [*ALL[:5], "START_BEHAVIOR", "COMPLETE_ACTION", *ALL[4:]]
@@ -301,8 +303,7 @@ def test_the_stage_reflection_carries_the_next_steps_behavior(tmp_path: Path) ->
         return combined()(req)
 
     run, requests = _completed(policy, tmp_path)
-    calls = [r.transition for r in requests]
-    assert calls == ["START_WORKFLOW", "START_BEHAVIOR", "COMPLETE_STEP", "COMPLETE_STEP"]
+    assert _calls(requests) == [*COMPACT_CALLS, "COMPLETE_STEP"]
     first_reflection = requests[2].system
     assert "when the stage reflection goes on to a next step" in first_reflection
     assert "Step `compute` — compute" in first_reflection  # the step still to come, in full
