@@ -17,7 +17,10 @@ from notebook_bcc.contract.plan_view import pending_steps_text
 from notebook_bcc.contract.reply import resource_dir
 from notebook_bcc.fsm import Event
 
-__all__ = ["offers_text", "part_format"]
+__all__ = ["COMPACT_STEP_CALLS", "offers_text", "part_format"]
+
+#: what a step costs in compact rounds, as the planners' prompts say it (``$step_calls``)
+COMPACT_STEP_CALLS = "one or two"
 
 #: the parts a reply may carry, by the asking event, in the order the prompt offers them
 _OFFERS: dict[Event, tuple[str, ...]] = {
@@ -49,7 +52,7 @@ def _applies(kind: str, obs: Observation) -> bool:
     if kind == "stage_reflection":
         return obs.stage is not None
     if kind == "next_behavior":
-        return bool(pending_steps_text(obs))
+        return obs.stage is not None and any(t.status == "pending" for t in obs.stage.steps)
     return True
 
 
@@ -82,6 +85,8 @@ def part_format(event: Event) -> str:
     text = (resource_dir() / f"{event.value}.md").read_text(encoding="utf-8")
     system = text.partition("<!-- user -->")[0].strip()
     rest = "\n\n".join(system.split("\n\n")[1:])
-    rest = Template(rest).safe_substitute(step_calls="one or two", alternatives="", combined="")
+    rest = Template(rest).safe_substitute(
+        step_calls=COMPACT_STEP_CALLS, alternatives="", combined=""
+    )
     rest = re.sub(r"\n{3,}", "\n\n", rest).strip()
     return re.sub(r"Answer with one (`<\w+>`) element", r"If you give it: one \1 element", rest)

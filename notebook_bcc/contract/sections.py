@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StepView, check_lines
-from notebook_bcc.contract.offers import offers_text
+from notebook_bcc.contract.offers import COMPACT_STEP_CALLS, offers_text
 from notebook_bcc.contract.phrases import phrase
 from notebook_bcc.contract.plan_view import (
     behavior_text,
@@ -342,7 +342,7 @@ def fields(obs: Observation) -> dict[str, str | History]:
         "follow_up": _follow_up(obs),
         "alternatives": _alternatives(obs),
         "combined": offers_text(obs, _stage_reflector_sees),
-        "step_calls": "one or two" if obs.rounds == "compact" else "four",
+        "step_calls": COMPACT_STEP_CALLS if obs.rounds == "compact" else "four",
         "branch_note": obs.branch_note,
     }
 

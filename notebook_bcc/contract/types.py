@@ -177,8 +177,9 @@ class Part:
     rounds"): a stage's ``<steps>`` in ``<stages>``, the ``<actions>`` of a ``<behavior>``,
     the ``<stage_reflection>`` of a ``<reflection>`` that completes its step, the next
     ``<behavior>`` of one that retries it or of a ``<stage_reflection>`` that goes on to the
-    next step (its ``<actions>`` a part of its own once it is taken). Checked on its own: ``error`` says why
-    it is invalid ("" when it is valid); the transition it answers repairs it alone."""
+    next step (its ``<actions>`` a part of its own once it is taken). Checked on its own:
+    ``error`` says why it is invalid ("" when it is valid); the transition it answers repairs
+    it alone."""
 
     kind: str  # steps | actions | stage_reflection | behavior
     key: str  # the stage id of a <steps>; "" for the others (the next transition's)

@@ -3,12 +3,13 @@
 A stage planner's ``<stage>`` may carry the stage's ``<steps>``, an arranger's ``<behavior>``
 its ``<actions>``, a behavior reflector's ``<reflection>`` the stage reflection (when it
 completes the step) or the next ``<behavior>`` with its ``<actions>`` (when it retries), a
-stage reflection the next step's first ``<behavior>`` (when the stage goes on). The reply's own transition is handled as always; each part is kept on the state
-under the question of the transition it answers (``"EVENT location #iteration"``, as
-``exchange.question`` names it), committed with that transition, and used once, without a
-call, when the question comes. A part whose transition does not come next is not kept (a
-reflection that retries the step drops its stage reflection), nor a stage reflection whose
-reflection revised the plan (the stage reflector is asked, and sees the new plan).
+stage reflection the next step's first ``<behavior>`` (when the stage goes on). The reply's
+own transition is handled as always; each part is kept on the state under the question of
+the transition it answers (``"EVENT location #iteration"``, as ``exchange.question`` names
+it), committed with that transition, and used once, without a call, when the question comes.
+A part whose transition does not come next is not kept (a reflection that retries the step
+drops its stage reflection), nor a stage reflection whose reflection revised the plan (the
+stage reflector is asked, and sees the new plan).
 """
 
 from __future__ import annotations
