@@ -156,11 +156,12 @@ def test_the_defensive_load_reads_every_format(tmp_path: Path) -> None:
         resources={"metadata": {"path": str(tmp_path)}},
         **WHOLE_OUTPUT,
     ).execute()
+    # A cell's stream may arrive in several messages (print writes its words one by one and
+    # ipykernel flushes on a timer), so a line is read from the cell's joined text.
     lines = [
         line
         for c in nb.cells
-        for o in c.get("outputs", ())
-        for line in o.get("text", "").splitlines()
+        for line in output_text(c.get("outputs", [])).splitlines()
         if line.startswith("BCC_PROBE ")
     ]
     assert len(lines) == len(names), lines
