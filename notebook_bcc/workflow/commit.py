@@ -81,16 +81,29 @@ class Commits:
             lines += e.log.event_lines(end)
             records.append(lines[first])
             logs.append((e.log.head.seq, e.event.value, e.log.to_bytes(end)))
+        before = s.seq, s.fsm_state, s.counters.transitions, s.elapsed_s
         s.seq, s.fsm_state = entries[-1].log.head.seq, entries[-1].outcome.target
         s.counters.transitions += len(entries)
         s.elapsed_s = round(self.elapsed(), 3)
-        self.ctx.store.commit_all(logs, lines, s.to_json())
+        try:
+            self.ctx.store.commit_all(logs, lines, s.to_json())
+        except BaseException:  # a signal or a full disk mid-commit: not durable unless
+            if not self._checkpointed(s.seq):  # state.json says so, so the abort redoes it
+                s.seq, s.fsm_state, s.counters.transitions, s.elapsed_s = before
+            raise
         if entries[-1].event not in (Event.ABORT, Event.FAIL):  # an aborted one's reply is kept
             self.exchange.committed()
             if self.shadow is not None:
                 self.shadow.submit(cells_to_verify(self.ctx.doc.nb))
         for record in records:
             self.on_event({**record, **s.progress()})
+
+    def _checkpointed(self, seq: int) -> bool:
+        """Whether state.json on disk already stands at ``seq`` (the commit's durable point)."""
+        try:
+            return int(self.ctx.store.read_json("state.json").get("seq", -1)) == seq
+        except (OSError, ValueError, TypeError):
+            return False
 
     def terminal(self, event: Event, reason: str) -> None:
         """Fire FAIL or ABORT from the current state and checkpoint."""
@@ -116,7 +129,9 @@ class Commits:
         fails here (disk still full) leaves the last checkpoint as it was, just as resumable.
         """
         ctx = self.ctx
-        if ctx.state.fsm_state in fsm.STOPS:
+        if ctx.state.fsm_state in fsm.STOPS:  # it ended durably; its log may not be renamed
+            with contextlib.suppress(StorageError):
+                ctx.store.recover(ctx.state.seq)
             return
         failpoints.hit("abort", reason)
         spent = ctx.state

@@ -131,15 +131,33 @@ def _assert_one_history(run: Path, command: list[str] = BCC) -> None:
 def test_a_fault_at_a_commit_leaves_one_replayable_history(
     fault: str, write: str, point: str, reference, tmp_path: Path
 ) -> None:
+    _fault_then_resume(fault, write, POINTS[point], _bcc_for(write, point), reference, tmp_path)
+
+
+@pytest.mark.parametrize("write", ("events", "state"))
+@pytest.mark.parametrize("fault", ("SIGTERM", "ENOSPC"))
+def test_a_fault_at_the_final_commit_is_not_a_completed_run(
+    fault: str, write: str, reference, tmp_path: Path
+) -> None:
+    """The commit to WORKFLOW_COMPLETED is a commit like the others: a fault before its
+    state.json is written ends bcc as an abort (it once exited 0 with state.json one
+    transition behind the completed summary)."""
+    names = reference[3]
+    final = max(int(n[:4]) for n in names if n[:4].isdigit() and n.endswith(".pending.xml"))
+    _fault_then_resume(fault, write, final, SCRIPTED, reference, tmp_path)
+
+
+def _fault_then_resume(
+    fault: str, write: str, seq: int, command: list[str], reference, tmp_path: Path
+) -> None:
     problem, data, expected, names = reference
     run, mark = tmp_path / "run", tmp_path / "paused"
     action = "enospc" if fault == "ENOSPC" else "pause"
     env = {
         **os.environ,
-        "BCC_FAILPOINTS": f"{_failpoint(names, write, POINTS[point])}={action}",
+        "BCC_FAILPOINTS": f"{_failpoint(names, write, seq)}={action}",
         "BCC_FAILPOINTS_MARK": str(mark),
     }
-    command = _bcc_for(write, point)
     args = [*command, "run", str(problem), str(data), "--out", str(run), "--quiet"]
     proc = subprocess.Popen(
         args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
