@@ -5,9 +5,10 @@ For tests that signal or kill ``bcc`` itself (the fault matrix): run it as
 point (``cli.main``) with the Runner's default kernel factory replaced, so no kernel process
 is started; the tests that are about kernels outliving ``bcc`` use the real one.
 
-``$BCC_SCRIPTED_SLOW_CELL``, when set, is a text: a cell whose code holds it first creates the
-file ``$BCC_SCRIPTED_SLOW_MARK``, then sleeps 60 s before it runs (a test signals ``bcc``
-while that cell runs, as while a long cell runs in a real kernel).
+``$BCC_SCRIPTED_SLOW_CELL``, when set, is a text: a cell whose code holds it first adds its
+process's pid as a line to the file ``$BCC_SCRIPTED_SLOW_MARK``, then sleeps 60 s (or
+``$BCC_SCRIPTED_SLOW_S``) before it runs (a test signals ``bcc`` while that cell runs, as while
+a long cell runs in a real kernel).
 
 A ``bcc batch`` run so starts each row's ``bcc`` as this one (``scripted_runs``), from any
 working directory; ``dask_setup`` does the same on the workers of a Dask cluster.
@@ -32,8 +33,9 @@ SLOW_S = 60.0
 def _slow(source: str, kernel: ScriptedKernel) -> None:
     """The slow cell of ``$BCC_SCRIPTED_SLOW_CELL`` (see the module's docstring)."""
     if os.environ.get("BCC_SCRIPTED_SLOW_CELL", "\0") in source:
-        Path(os.environ["BCC_SCRIPTED_SLOW_MARK"]).touch()
-        time.sleep(SLOW_S)
+        with open(os.environ["BCC_SCRIPTED_SLOW_MARK"], "a", encoding="utf-8") as mark:
+            mark.write(f"{os.getpid()}\n")
+        time.sleep(float(os.environ.get("BCC_SCRIPTED_SLOW_S", SLOW_S)))
 
 
 ROOT = Path(__file__).resolve().parents[1]
