@@ -13,8 +13,11 @@ What only a real kernel can do is scripted: a cell whose code holds ``# kernel: 
 then reports that it ran past the cell timeout and was interrupted (its namespace kept);
 ``# kernel: hang`` the same, but the kernel "did not recover" and restarts empty;
 ``# kernel: dead`` runs, then the kernel "died" and restarts empty. ``script`` may answer any
-cell with an outcome of its own. Nothing here starts a process, so no figure is drawn into the
-outputs and no sandbox applies: those are tested with real kernels.
+cell with an outcome of its own. Nothing here starts a process, so no sandbox applies: that
+is tested with real kernels. A figure is shown as a kernel's inline backend shows it; it is
+drawn only by ``ScriptedKernels(draws=True)`` (the runs on shared tables, where a figure can
+fail as it is drawn), and otherwise saved as one pixel: drawing is matplotlib's work, not the
+workflow's, and a third of a small table's run.
 """
 
 from __future__ import annotations
@@ -57,8 +60,11 @@ Script = Callable[[str, "ScriptedKernel"], CellOutcome | None]
 class ScriptedKernel:
     """One kernel: a namespace in this process (see the module's docstring)."""
 
-    def __init__(self, request: KernelRequest, script: Script | None = None) -> None:
+    def __init__(
+        self, request: KernelRequest, script: Script | None = None, *, draws: bool = False
+    ) -> None:
         self.request = request
+        self.draws = draws  # figures drawn, or saved as one pixel (``FigureCanvas``)
         self.cwd = request.cwd
         self.script = script
         self.cell_timeout = request.config.cell_timeout
@@ -147,6 +153,7 @@ class ScriptedKernel:
         error: BaseException | None = None
         with (
             _ONE_AT_A_TIME,
+            _figures_drawn(self.draws),
             contextlib.chdir(self.cwd),
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(err),
@@ -268,12 +275,16 @@ class ScriptedKernel:
 class ScriptedKernels:
     """A ``KernelFactory`` of ``ScriptedKernel``s; ``made`` keeps each, in order."""
 
-    def __init__(self, script: Script | None = None) -> None:
+    def __init__(self, script: Script | None = None, *, draws: bool = False) -> None:
         self.script = script
+        #: draw each figure (a run on a real table: a figure can fail as it is drawn), or save
+        #: it as one pixel (the workflow's logic: drawing is matplotlib's work, and most of a
+        #: small table's run)
+        self.draws = draws
         self.made: list[ScriptedKernel] = []
 
     def __call__(self, request: KernelRequest) -> ScriptedKernel:
-        kernel = ScriptedKernel(request, self.script)
+        kernel = ScriptedKernel(request, self.script, draws=self.draws)
         self.made.append(kernel)
         return kernel
 
@@ -283,7 +294,38 @@ class ScriptedKernels:
 
 # -- a matplotlib backend (``module://tests.scripted_kernel``), as the inline one behaves -------
 
-FigureCanvas = FigureCanvasAgg  # draws as Agg does
+#: a PNG of one white pixel: what a figure is saved as when figures are not drawn
+PLACEHOLDER_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGP4DwABAQEAsTj2FAAAAABJRU5ErkJggg=="
+)
+_drawing = {"on": True}
+
+
+@contextlib.contextmanager
+def _figures_drawn(on: bool) -> Iterator[None]:
+    """While a cell runs: whether its figures are drawn (the kernel's ``draws``)."""
+    before, _drawing["on"] = _drawing["on"], on
+    try:
+        yield
+    finally:
+        _drawing["on"] = before
+
+
+class FigureCanvas(FigureCanvasAgg):
+    """Draws as Agg does; or, when the kernel does not draw, saves each figure as one pixel
+    (its layout is still computed wherever the cell asks for it)."""
+
+    def print_figure(self, filename: Any, *args: Any, **kwargs: Any) -> None:
+        if _drawing["on"]:
+            return super().print_figure(filename, *args, **kwargs)
+        if hasattr(filename, "write"):
+            filename.write(PLACEHOLDER_PNG)
+        else:
+            with open(filename, "wb") as fh:
+                fh.write(PLACEHOLDER_PNG)
+        return None
+
+
 _shown: list[dict[str, Any]] = []  # the figures the current cell showed, as display_data
 
 
