@@ -20,7 +20,8 @@ import nbformat
 import pytest
 
 from tests.conftest import run_bcc
-from tests.faults.test_kill_resume import _code_cells, reference_run
+from tests.faults.test_fault_matrix import _alive, _kernel_pids
+from tests.faults.test_kill_resume import _code_cells, _wait, reference_run
 from tests.inprocess import bcc_in_process
 
 pytestmark = pytest.mark.slow  # whole runs of bcc, killed and resumed
@@ -95,6 +96,8 @@ def test_a_really_full_disk_exits_8_and_resume_completes_once_space_is_freed(
     assert state["fsm_state"] != "WORKFLOW_COMPLETED"
     nbformat.validate(nbformat.read(run / "notebook.ipynb", as_version=4))
     assert not list(run.rglob(".*.tmp"))  # no temp file left behind
+    kernels = _kernel_pids(run)
+    assert kernels and _wait(lambda: not any(_alive(k) for k in kernels), 10), "a kernel outlived"
     subprocess.run(["mount", "-o", "remount,size=32m", str(small_disk)], check=True)
     started = time.monotonic()
     resumed = run_bcc("resume", str(run), "--quiet")

@@ -7,10 +7,11 @@ every seq appears once in ``logs/`` and in events.jsonl, ``bcc logs`` lists each
 once, no kernel outlives bcc, and ``bcc replay`` of the resumed run exits 0 with the same code
 cells as the resumed notebook (which are those of an uninterrupted run).
 
-A fault at the state write of the action's commit runs ``bcc`` with real kernels (each fault:
-that no kernel outlives bcc is about kernels); the other cases run ``bcc`` in a process of its
-own with scripted kernels (``tests/scripted_bcc.py``), which the fault matrix is about: the
-commit, the signal handling and the resume, at the speed of bcc's own code. The reference run
+SIGTERM at the state write of the action's commit runs ``bcc`` with real kernels (that no
+kernel outlives bcc is about kernels; the other faults meet real kernels in tests of their
+own); the other cases run ``bcc`` in a process of its own with scripted kernels
+(``tests/scripted_bcc.py``), which the fault matrix is about: the commit, the signal handling
+and the resume, at the speed of bcc's own code. The reference run
 uses real kernels, so the scripted cases also check that a scripted kernel leads the offline
 analyst to the same cells.
 """
@@ -40,9 +41,12 @@ POINTS = {"agent_transition": 2, "action_with_cells": 10}  # the seq of the comm
 SCRIPTED = COMMAND  # bcc, its kernels scripted
 
 
-def _bcc_for(write: str, point: str) -> list[str]:
-    """Real kernels where the action's state is written; scripted kernels elsewhere."""
-    return BCC if (write, point) == ("state", "action_with_cells") else SCRIPTED
+def _bcc_for(fault: str, write: str, point: str) -> list[str]:
+    """Real kernels for SIGTERM where the action's state is written; scripted kernels
+    elsewhere. The other faults meet real kernels in tests of their own: SIGKILL in
+    test_kill_resume and test_signals, SIGINT in test_signals, a full disk in test_disk_full."""
+    real = (fault, write, point) == ("SIGTERM", "state", "action_with_cells")
+    return BCC if real else SCRIPTED
 
 
 def _run(command: list[str], *args: str) -> subprocess.CompletedProcess:
@@ -131,7 +135,9 @@ def _assert_one_history(run: Path, command: list[str] = BCC) -> None:
 def test_a_fault_at_a_commit_leaves_one_replayable_history(
     fault: str, write: str, point: str, reference, tmp_path: Path
 ) -> None:
-    _fault_then_resume(fault, write, POINTS[point], _bcc_for(write, point), reference, tmp_path)
+    _fault_then_resume(
+        fault, write, POINTS[point], _bcc_for(fault, write, point), reference, tmp_path
+    )
 
 
 @pytest.mark.parametrize("write", ("events", "state"))
