@@ -278,13 +278,14 @@ class ScriptedKernels:
     def __init__(self, script: Script | None = None, *, draws: bool = False) -> None:
         self.script = script
         #: draw each figure (a run on a real table: a figure can fail as it is drawn), or save
-        #: it as one pixel (the workflow's logic: drawing is matplotlib's work, and most of a
-        #: small table's run)
+        #: it as one pixel (the workflow's logic: drawing is matplotlib's work, and a third of
+        #: a small table's run). The verifier never draws: it re-runs cells whose figures the
+        #: run's kernel drew, from the same code and data.
         self.draws = draws
         self.made: list[ScriptedKernel] = []
 
     def __call__(self, request: KernelRequest) -> ScriptedKernel:
-        kernel = ScriptedKernel(request, self.script, draws=self.draws)
+        kernel = ScriptedKernel(request, self.script, draws=self.draws and not request.verifier)
         self.made.append(kernel)
         return kernel
 

@@ -75,6 +75,14 @@ class ReadyKernelClient(ReadyWhenAnswered, AsyncKernelClient):
     """The client of a local kernel (``AsyncKernelManager(client_factory=...)``)."""
 
     def connect_iopub(self, identity: bytes | None = None) -> zmq.sugar.socket.Socket:
-        sock = super().connect_iopub(identity=identity)
-        sock.rcvhwm = IOPUB_RCVHWM  # applies to the connection just made (libzmq >= 4.2)
+        # The queue is the socket's before it connects (a context's default for the sockets it
+        # makes next), not changed on a live connection: measured, the kernel's own queue
+        # stays at zmq's 1000 when it is raised after a client connected, so this one is what
+        # holds a starved client's backlog, and it must never depend on that update.
+        self.context.setsockopt(zmq.RCVHWM, IOPUB_RCVHWM)
+        try:
+            sock = super().connect_iopub(identity=identity)
+        finally:
+            self.context.sockopts.pop(zmq.RCVHWM, None)
+        sock.rcvhwm = IOPUB_RCVHWM  # as it already is (a context shared with another client)
         return sock

@@ -18,7 +18,7 @@ from notebook_bcc.config import RunConfig
 from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel import processes
 from notebook_bcc.kernel.processes import kill_live_kernels, live_kernels, scrub_env
-from notebook_bcc.kernel.ready import ReadyKernelClient
+from notebook_bcc.kernel.ready import IOPUB_RCVHWM, ReadyKernelClient
 from notebook_bcc.kernel.records import CellOutcome
 from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.kernel.stream import FLUSH_CHARS, IOPUB_SNDHWM
@@ -285,23 +285,27 @@ def test_a_client_that_stops_reading_loses_no_output(tmp_path: Path) -> None:
         assert kc is not None
         code = "import sys\nfor i in range(3000):\n    sys.stderr.write(f'{i}.')\n    sys.stderr.flush()"
 
-        async def starve_then_read() -> tuple[int, bool]:
+        assert kc.iopub_channel.socket.rcvhwm == IOPUB_RCVHWM
+
+        async def starve_then_read() -> tuple[int, str, bool]:
             msg_id = kc.execute(code)
             await asyncio.sleep(4)  # reads nothing while the kernel sends
-            streams = 0
+            streams, text = 0, ""
             while True:
                 try:
                     msg = await kc.get_iopub_msg(timeout=10)
                 except queue.Empty:  # the idle was dropped
-                    return streams, False
+                    return streams, text, False
                 if msg["parent_header"].get("msg_id") != msg_id:
                     continue
-                streams += msg["msg_type"] == "stream"
+                if msg["msg_type"] == "stream":
+                    streams, text = streams + 1, text + msg["content"]["text"]
                 if msg["content"].get("execution_state") == "idle":
-                    return streams, True
+                    return streams, text, True
 
-        streams, idle = asyncio.run(starve_then_read())
-    assert (streams, idle) == (3000, True)
+        streams, text, idle = asyncio.run(starve_then_read())
+    whole = "".join(f"{i}." for i in range(3000))
+    assert (streams, text == whole, idle) == (3000, True, True), (len(text), text[-40:])
 
 
 def test_a_kernel_that_exits_at_start_fails_fast(
