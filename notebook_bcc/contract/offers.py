@@ -13,7 +13,7 @@ from string import Template
 
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.phrases import phrase
-from notebook_bcc.contract.plan_view import pending_steps_text
+from notebook_bcc.contract.plan_view import pending_steps, pending_steps_text
 from notebook_bcc.contract.reply import resource_dir
 from notebook_bcc.fsm import Event
 
@@ -52,7 +52,7 @@ def _applies(kind: str, obs: Observation) -> bool:
     if kind == "stage_reflection":
         return obs.stage is not None
     if kind == "next_behavior":
-        return obs.stage is not None and any(t.status == "pending" for t in obs.stage.steps)
+        return bool(pending_steps(obs))
     return True
 
 

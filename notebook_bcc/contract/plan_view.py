@@ -17,6 +17,7 @@ from notebook_bcc.fsm import Event
 __all__ = [
     "behavior_text",
     "focus_text",
+    "pending_steps",
     "pending_steps_text",
     "plan_text",
     "position_text",
@@ -108,12 +109,14 @@ def _planned(obs: Observation, label: str, item: StageView | StepView) -> list[s
     return parts
 
 
+def pending_steps(obs: Observation) -> list[StepView]:
+    """The steps of the current stage still to come."""
+    return [] if obs.stage is None else [t for t in obs.stage.steps if t.status == "pending"]
+
+
 def pending_steps_text(obs: Observation) -> str:
     """The steps of the current stage still to come, in full ("" when none is)."""
-    if obs.stage is None:
-        return ""
-    pending = [t for t in obs.stage.steps if t.status == "pending"]
-    return "\n\n".join("\n".join(_planned(obs, "Step", t)) for t in pending)
+    return "\n\n".join("\n".join(_planned(obs, "Step", t)) for t in pending_steps(obs))
 
 
 def step_text(obs: Observation) -> str:

@@ -84,5 +84,6 @@ class ReadyKernelClient(ReadyWhenAnswered, AsyncKernelClient):
             sock = super().connect_iopub(identity=identity)
         finally:
             self.context.sockopts.pop(zmq.RCVHWM, None)
-        sock.rcvhwm = IOPUB_RCVHWM  # as it already is (a context shared with another client)
+        sock.rcvhwm = IOPUB_RCVHWM  # the same, should another client of this context have
+        # taken the default away before this socket was made
         return sock
