@@ -3,7 +3,9 @@
 ``bcc_in_process(*args)`` runs one command as ``bcc`` would (``cli.invoke``: the same options,
 outcome lines and exit codes) and returns what ``subprocess.run`` would, without starting a
 Python, a kernel or a verifier process: the workflow's logic runs at the speed of its own code.
-The run's kernels come from ``kernels`` (a ``ScriptedKernels``; a fresh one when not given).
+The run's kernels come from ``kernels`` (a ``ScriptedKernels``; a fresh one when not given),
+or are real ones with ``real_kernels`` (for tests about kernels whose ``bcc`` need not be a
+process of its own: it saves a Python and its imports, litellm's 7 s of CPU among them).
 As ``tests.conftest.run_bcc``: ``env`` adds to the environment for the call; ``environ``
 replaces it whole, as a subprocess's ``env`` would.
 """
@@ -33,13 +35,14 @@ def bcc_in_process(
     environ: Mapping[str, str] | None = None,
     kernels: ScriptedKernels | None = None,
     cwd: Path = ROOT,
+    real_kernels: bool = False,
 ) -> subprocess.CompletedProcess:
     out, err = io.StringIO(), io.StringIO()
     with (
         _environment({**(os.environ if environ is None else environ), **(env or {})}),
         contextlib.chdir(cwd),
         _signals_kept(),
-        scripted_kernels(kernels),
+        contextlib.nullcontext() if real_kernels else scripted_kernels(kernels),
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
     ):

@@ -9,11 +9,12 @@ cells as the resumed notebook (which are those of an uninterrupted run).
 
 SIGTERM at the state write of the action's commit runs ``bcc`` with real kernels (that no
 kernel outlives bcc is about kernels; the other faults meet real kernels in tests of their
-own); the other cases run ``bcc`` in a process of its own with scripted kernels
-(``tests/scripted_bcc.py``), which the fault matrix is about: the commit, the signal handling
-and the resume, at the speed of bcc's own code. The reference run
-uses real kernels, so the scripted cases also check that a scripted kernel leads the offline
-analyst to the same cells.
+own); the other cases run ``bcc`` with scripted kernels, which the fault matrix is about: the
+commit, the signal handling and the resume, at the speed of bcc's own code. A signalled
+``bcc`` runs in a process of its own (``tests/scripted_bcc.py``); a full disk, which needs no
+signal, and what follows each fault run in this process. The reference run (made once for the
+session's workers) uses real kernels, so the scripted cases also check that a scripted kernel
+leads the offline analyst to the same cells.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import BCC, ROOT, run_bcc
+from tests.conftest import BCC, ROOT, made_once, run_bcc
 from tests.faults.test_kill_resume import _wait
 from tests.inprocess import bcc_in_process
 from tests.scripted_bcc import COMMAND
@@ -74,19 +75,26 @@ def _code_cells(run: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str], list[str]]:
-    """An uninterrupted run: its inputs, code cells and failpoint trace (``write N PATH``)."""
-    tmp = tmp_path_factory.mktemp("reference")
-    problem, data = _inputs(tmp)
-    trace = tmp / "trace.txt"
-    proc = run_bcc(
-        "run", str(problem), str(data), "--out", str(tmp / "run"), "--quiet",
-        env={"BCC_FAILPOINTS_TRACE": str(trace)},
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    names = [Path(line.split(" ", 2)[2]).name for line in trace.read_text().splitlines()]
+def reference(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> tuple[Path, Path, list[str], list[str]]:
+    """An uninterrupted run, made once for the session's workers (``made_once``): its inputs,
+    code cells and failpoint trace (``write N PATH``)."""
+
+    def make(folder: Path) -> None:
+        folder.mkdir(parents=True)
+        problem, data = _inputs(folder)
+        proc = run_bcc(
+            "run", str(problem), str(data), "--out", str(folder / "run"), "--quiet",
+            env={"BCC_FAILPOINTS_TRACE": str(folder / "trace.txt")},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+
+    tmp = made_once(tmp_path_factory, worker_id, "fault-matrix-reference", make)
+    trace = (tmp / "trace.txt").read_text().splitlines()
+    names = [Path(line.split(" ", 2)[2]).name for line in trace]
     assert any(n.startswith("0010_COMPLETE_ACTION") for n in names), "the run's shape changed"
-    return problem, data, _code_cells(tmp / "run"), names
+    return tmp / "problem.md", tmp / "plants.csv", _code_cells(tmp / "run"), names
 
 
 def _failpoint(names: list[str], write: str, seq: int) -> str:
@@ -164,20 +172,13 @@ def _fault_then_resume(
         "BCC_FAILPOINTS": f"{_failpoint(names, write, seq)}={action}",
         "BCC_FAILPOINTS_MARK": str(mark),
     }
-    args = [*command, "run", str(problem), str(data), "--out", str(run), "--quiet"]
-    proc = subprocess.Popen(
-        args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        if action == "pause":
-            assert _wait(lambda: mark.exists() or proc.poll() is not None, 120)
-            assert mark.exists(), "the failpoint was never reached"
-            proc.send_signal(getattr(signal, fault))
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == FAULTS[fault], stderr
+    args = ["run", str(problem), str(data), "--out", str(run), "--quiet"]
+    if action == "enospc" and command is SCRIPTED:  # no signal: this process will do
+        done = bcc_in_process(*args, env={k: env[k] for k in env if k.startswith("BCC_FAIL")})
+        returncode, stderr = done.returncode, done.stderr
+    else:
+        returncode, stderr = _faulted(command, args, env, action, fault, mark)
+    assert returncode == FAULTS[fault], stderr
     if fault != "SIGKILL":
         assert len(stderr.strip().splitlines()) == 1, stderr  # one line: cause and remedy
     assert _wait(lambda: not any(_alive(k) for k in _kernel_pids(run)), 10), "a kernel outlived bcc"
@@ -191,3 +192,24 @@ def _fault_then_resume(
     replayed = _run(command, "replay", str(run), "--out", str(tmp_path / "replayed"), "--quiet")
     assert replayed.returncode == 0, replayed.stderr[-2000:]
     assert _code_cells(tmp_path / "replayed") == _code_cells(run)
+
+
+def _faulted(
+    command: list[str], args: list[str], env: dict[str, str], action: str, fault: str, mark: Path
+) -> tuple[int, str]:
+    """``bcc ARGS`` in a process of its own, sent ``fault`` once its failpoint pauses it (or
+    left to fail there): its exit code and standard error."""
+    proc = subprocess.Popen(
+        [*command, *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        if action == "pause":
+            assert _wait(lambda: mark.exists() or proc.poll() is not None, 120)
+            assert mark.exists(), "the failpoint was never reached"
+            proc.send_signal(getattr(signal, fault))
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, stderr

@@ -114,6 +114,15 @@ def inputs(tmp: Path) -> tuple[Path, Path]:
     return problem, data
 
 
+def bcc_here(
+    *args: str, key: str = "sk-test", timeout: float = 150
+) -> tuple[subprocess.CompletedProcess, float, float]:
+    """``bcc`` as ``bcc`` above, in this process with real kernels (``real_kernels``)."""
+    t0 = time.monotonic()
+    proc = bcc_in_process(*args, environ=_env(key), real_kernels=True)
+    return proc, t0, time.monotonic() - t0
+
+
 def llm_run(
     fake: FakeLLM,
     tmp: Path,
@@ -121,12 +130,14 @@ def llm_run(
     name: str = "llm-run",
     key: str = "sk-test",
     scripted: bool = False,
+    here: bool = False,
 ) -> Done:
-    """A model run against ``fake``: a ``bcc`` process, or in this process with scripted
-    kernels when ``scripted``."""
+    """A model run against ``fake``: a ``bcc`` process; in this process with scripted kernels
+    when ``scripted``, or with real kernels when ``here``."""
     problem, data = inputs(tmp)
     run = tmp / name
-    proc, t0, seconds = (bcc_scripted if scripted else bcc)(
+    call = bcc_scripted if scripted else bcc_here if here else bcc
+    proc, t0, seconds = call(
         "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
         "--out", str(run), "--no-verify", "--quiet", *extra, key=key,
     )  # fmt: skip

@@ -14,7 +14,7 @@ import pytest
 
 from tests.browser import Chromium, chromium_path
 from tests.fakellm import FakeLLM
-from tests.integration.test_llm import MODEL, bcc
+from tests.integration.test_llm import MODEL, bcc_here
 
 REQUIRED = os.environ.get("BCC_REQUIRE_BROWSER") == "1"  # .ci/run installs chromium
 pytestmark = [
@@ -48,7 +48,7 @@ def test_the_report_reads_as_a_report_and_runs_no_model_html(tmp_path: Path) -> 
     )
     data.write_text("a,b\n1,2\n3,4\n")
     with FakeLLM(code=CODE) as fake:
-        proc, _, _ = bcc(
+        proc, _, _ = bcc_here(
             "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
             "--out", str(run), "--quiet",
         )  # fmt: skip
