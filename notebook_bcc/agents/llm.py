@@ -24,7 +24,7 @@ from notebook_bcc.config import DEFAULTS
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 from notebook_bcc.contract.reply import without_lone_surrogates
-from notebook_bcc.errors import LLMError
+from notebook_bcc.errors import Interrupted, LLMError
 from notebook_bcc.kernel.figures import MAX_FIGURES, downscaled_png
 
 __all__ = ["LLMAgent", "cache_tokens", "key_variable"]
@@ -79,6 +79,21 @@ def _litellm() -> Any:
     litellm.telemetry = False
     litellm.num_retries = 0
     return litellm
+
+
+def _interruption(exc: BaseException) -> BaseException | None:
+    """The Ctrl-C or SIGTERM that ``exc`` carries, if any. bcc's signal handlers raise where
+    the main thread is, often inside the provider's client, and the client wraps what it meets
+    (SIGTERM's ``Terminated`` is an ``Exception``) as a connection error, which would be
+    retried: a SIGTERM during a model call was once retried to a completed run."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (Interrupted, KeyboardInterrupt)):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _status(exc: BaseException) -> int | None:
@@ -198,6 +213,9 @@ class LLMAgent:
                     temperature=0,
                 )
             except Exception as exc:
+                stop = _interruption(exc)
+                if stop is not None:  # a signal, not the provider: no retry, no translation
+                    raise stop from None
                 failures.append((len(failures) + 1, "error", f"{type(exc).__name__}: {exc}"[:500]))
                 raise
 
@@ -209,6 +227,8 @@ class LLMAgent:
         )
         try:
             response = retrying(call)
+        except Interrupted:
+            raise
         except Exception as exc:  # noqa: BLE001 - litellm raises bare Exception too; all are the provider's
             raise self._translate(exc, tuple(failures)) from None
         text = without_lone_surrogates(response.choices[0].message.content or "")

@@ -191,22 +191,28 @@ def start_llm_run(fake: FakeLLM, tmp: Path) -> tuple[subprocess.Popen, Path]:
     return proc, run
 
 
-def test_ctrl_c_during_a_model_call_exits_130_and_resume_completes(tmp_path: Path, fault_clock):
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_a_model_call_exits_at_once_and_resume_completes(
+    sig: signal.Signals, code: int, tmp_path: Path, fault_clock
+):
+    """The signal's exception is raised inside the provider's client, which wraps what it meets
+    as a connection error: a SIGTERM once came back as a retried 'Connection error' and bcc
+    went on until the provider failed five times."""
     with FakeLLM() as fake:
         fake.push(Reply(delay=25, when="COMPLETE_STEP"))  # a slow model call
         proc, run = start_llm_run(fake, tmp_path)
         try:
             assert _wait(lambda: bool(fake.by("COMPLETE_STEP")), 120), "no model call seen"
             sent = time.monotonic()
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             _, err = proc.communicate(timeout=30)
             took = time.monotonic() - sent
         finally:
             if proc.poll() is None:
                 proc.kill()
-        fault_clock("Ctrl-C in a model call to exit", took)
+        fault_clock(f"{sig.name} in a model call to exit", took)
         assert took < 20  # not after the slow reply
-        assert proc.returncode == 130, err
+        assert proc.returncode == code, err
         assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("error: ")
         assert json.loads((run / "state.json").read_text())["fsm_state"] == "WORKFLOW_ABORTED"
         _resumed(run, _env())
