@@ -71,7 +71,9 @@ def _template(event: str) -> tuple[Template, Template]:
 def _substitute(obs: Observation, parts: dict[str, str | History], run: str) -> tuple[str, str]:
     text = {k: v.text() if isinstance(v, History) else v for k, v in parts.items()}
     system_t, user_t = _template(obs.event.value)
-    return run + "\n" + system_t.safe_substitute(text), user_t.safe_substitute(text)
+    # an empty ``$combined`` (or other closing part) leaves no blank lines behind
+    system = system_t.safe_substitute(text).rstrip() + "\n"
+    return run + "\n" + system, user_t.safe_substitute(text)
 
 
 def render(obs: Observation, budget: int = PROMPT_BUDGET_CHARS) -> RenderedPrompt:
