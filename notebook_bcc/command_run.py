@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from notebook_bcc.errors import BccError
+from notebook_bcc.errors import BccError, SigtermReceived
 
 __all__ = ["fail", "run_command"]
 
@@ -24,6 +24,8 @@ def fail(exc: BaseException, debug: bool) -> None:
     """Print ``exc`` as one line and exit with its code."""
     if debug:
         traceback.print_exception(exc)
+    if isinstance(exc, SigtermReceived):
+        exc = BccError.from_exception(exc)
     if isinstance(exc, BccError):
         typer.echo(exc.one_line(), err=True)
         raise typer.Exit(exc.exit_code)
@@ -48,9 +50,7 @@ def _report(result: Any, as_json: bool) -> None:
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
-    from notebook_bcc.errors import Terminated
-
-    raise Terminated("terminated (SIGTERM)")
+    raise SigtermReceived("terminated")
 
 
 _interrupts = 0

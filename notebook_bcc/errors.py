@@ -19,6 +19,12 @@ The tree::
     └── Interrupted(BccError)              exit 130  Ctrl-C (resumable)
         └── Terminated(Interrupted)        exit 143  SIGTERM (resumable)
 
+A signal arrives as a ``BaseException``, never an ``Exception``: Ctrl-C as Python's
+``KeyboardInterrupt``, SIGTERM as ``SigtermReceived(KeyboardInterrupt)`` (bcc's handler raises
+it), so that no library's ``except Exception`` takes it for an error of its own and carries on
+(a provider's client once retried a SIGTERM as a connection error, and the run completed).
+``BccError.from_exception`` turns them into ``Interrupted`` and ``Terminated`` at the edge.
+
 A run that completes raises nothing; its exit code says how complete it is (docs/cli.md, "Exit
 codes"): 0 every step complete and the notebook verified (or not asked to be), 9 completed with
 failed or skipped steps (``workflow.finish.COMPLETED_WITH_FAILED_STEPS``), 10 completed, but
@@ -40,6 +46,7 @@ __all__ = [
     "RunLocked",
     "Interrupted",
     "Terminated",
+    "SigtermReceived",
 ]
 
 
@@ -55,10 +62,13 @@ class BccError(Exception):
 
     @classmethod
     def from_exception(cls, caught: BaseException) -> BccError:
-        """The error a run ends with: itself, Ctrl-C as ``Interrupted``, or anything else (a
+        """The error a run ends with: itself, Ctrl-C as ``Interrupted``, SIGTERM as
+        ``Terminated``, or anything else (a
         bug) as an internal error (exit 1) that ``bcc resume`` may get past."""
         if isinstance(caught, BccError):
             return caught
+        if isinstance(caught, SigtermReceived):
+            return Terminated(f"{caught or 'terminated'} (SIGTERM)")
         if isinstance(caught, KeyboardInterrupt):
             return Interrupted("interrupted (Ctrl-C)")
         cause = " ".join(f"{type(caught).__name__}: {caught}".split())[:300]
@@ -168,3 +178,9 @@ class Interrupted(BccError):
 
 class Terminated(Interrupted):
     exit_code = 143
+
+
+class SigtermReceived(KeyboardInterrupt):
+    """What bcc's SIGTERM handlers raise (its text: what was terminated). A ``BaseException``
+    like Ctrl-C's, so it passes through every ``except Exception``; ``from_exception`` makes it
+    ``Terminated`` (exit 143)."""

@@ -83,9 +83,10 @@ def _litellm() -> Any:
 
 def _interruption(exc: BaseException) -> BaseException | None:
     """The Ctrl-C or SIGTERM that ``exc`` carries, if any. bcc's signal handlers raise where
-    the main thread is, often inside the provider's client, and the client wraps what it meets
-    (SIGTERM's ``Terminated`` is an ``Exception``) as a connection error, which would be
-    retried: a SIGTERM during a model call was once retried to a completed run."""
+    the main thread is, often inside the provider's client. Both raise a ``BaseException``
+    (errors.py), which a client's ``except Exception`` lets through; this also finds one a
+    client caught more widely and wrapped as a connection error, which would be retried (a
+    SIGTERM, then an ``Exception``, was once retried to a completed run)."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:

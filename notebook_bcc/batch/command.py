@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from notebook_bcc.errors import BccError, Terminated, UsageError
+from notebook_bcc.errors import BccError, SigtermReceived, UsageError
 
 __all__ = ["BATCH_SETTINGS", "batch"]
 
@@ -83,7 +83,9 @@ def batch(
     except BaseException as exc:  # noqa: BLE001 - translated at the edge
         if debug:
             traceback.print_exception(exc)
-        if isinstance(exc, KeyboardInterrupt):
+        if isinstance(exc, SigtermReceived):
+            exc = BccError.from_exception(exc)
+        elif isinstance(exc, KeyboardInterrupt):
             exc = BccError("batch interrupted (Ctrl-C)")
             exc.exit_code = 130
         if not isinstance(exc, BccError):
@@ -196,4 +198,4 @@ def _argv(chosen: dict[str, str], options: dict[str, RunOption]) -> list[str]:
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated("batch terminated (SIGTERM)")
+    raise SigtermReceived("batch terminated")

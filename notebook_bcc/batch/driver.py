@@ -24,7 +24,7 @@ from notebook_bcc.batch import attempt
 from notebook_bcc.batch.attempt import RunRecord, RunTask
 from notebook_bcc.batch.executors import Executor
 from notebook_bcc.batch.results import write_results
-from notebook_bcc.errors import Interrupted, Terminated
+from notebook_bcc.errors import BccError, Interrupted, SigtermReceived
 
 __all__ = ["Batch", "BatchOutcome"]
 
@@ -89,11 +89,12 @@ class Batch:
                     in_flight[self.executor.submit(sent)] = (sent, attempt.spent(task.run_dir))
                 for future in self.executor.wait_any(list(in_flight), _POLL_S):
                     self._finish(future, *in_flight.pop(future))
-        except (KeyboardInterrupt, Terminated) as caught:
-            self._stop(in_flight, signal.SIGTERM if isinstance(caught, Terminated) else None)
+        except KeyboardInterrupt as caught:  # Ctrl-C, or SIGTERM as SigtermReceived
+            sigterm = isinstance(caught, SigtermReceived)
+            self._stop(in_flight, signal.SIGTERM if sigterm else None)
             raise (
-                caught
-                if isinstance(caught, Terminated)
+                BccError.from_exception(caught)
+                if sigterm
                 else Interrupted("batch interrupted (Ctrl-C)")
             ) from None
         finally:

@@ -254,7 +254,7 @@ class KernelSession:
         started = monotonic()
         try:
             alive = client.execute(cell, sink)
-        except BccError:  # e.g. Terminated raised by a signal handler: not a kernel fault
+        except BccError:
             raise
         except Exception as exc:
             raise KernelError(f"kernel communication failed: {exc}") from exc
