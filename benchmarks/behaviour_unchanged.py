@@ -15,6 +15,7 @@ Usage: .venv/bin/python benchmarks/behaviour_unchanged.py --baseline REV [--only
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 import tempfile
@@ -68,6 +69,18 @@ def fingerprint(run: Path) -> tuple[list[str], list[tuple[str, str, str, str]]]:
     return code, [(v["name"], v["status"], v["kind"], v["created_by"]) for v in ledger]
 
 
+def _first_difference(cells_b, cells_a, ledger_b, ledger_a) -> str:
+    """Where the two runs part: the first cell (a unified diff) or ledger row that differs."""
+    for i, (b, a) in enumerate(zip(cells_b, cells_a, strict=False)):
+        if b != a:
+            diff = difflib.unified_diff(b.splitlines(), a.splitlines(), "before", "after", lineterm="")
+            return f"  code cell {i}:\n" + "\n".join(f"    {line}" for line in list(diff)[2:14])
+    for b, a in zip(ledger_b, ledger_a, strict=False):
+        if b != a:
+            return f"  ledger: before {b}, after {a}"
+    return "  one run has more cells or variables than the other"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", required=True, help="the commit to compare against")
@@ -95,6 +108,8 @@ def main() -> None:
                 f"({len(cells_a)} code cells, {len(ledger_a)} variables; before "
                 f"{len(cells_b)}, {len(ledger_b)})"
             )
+            if not same and None not in prints:
+                print(_first_difference(cells_b, cells_a, ledger_b, ledger_a))
     sys.exit(1 if differ else 0)
 
 

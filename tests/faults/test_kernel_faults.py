@@ -2,7 +2,7 @@
 
 The first action runs a faulty cell; the retried behavior runs ``result = 42``. Each run must
 still complete with a valid notebook, and its transition log must say what happened. ``bcc``
-runs in this process with real kernels (``llm_run(here=True)``): the faults are the kernel's.
+runs in this process with real kernels (``llm_run(where="here")``): the faults are the kernel's.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_a_kernel_fault_is_survived_and_logged(case: str, tmp_path: Path, fault_
     fault, status, note = CASES[case]
     with FakeLLM() as fake:
         fake.policy = first_fault_then(fault, fake)
-        done = llm_run(fake, tmp_path, "--cell-timeout", "3", here=True)
+        done = llm_run(fake, tmp_path, "--cell-timeout", "3", where="here")
     assert done.proc.returncode == 0, done.proc.stderr
     assert fsm_state(done.run) == "WORKFLOW_COMPLETED"
     nb = nbformat.read(done.run / "notebook.ipynb", as_version=4)
@@ -87,7 +87,7 @@ def test_past_the_restart_budget_exit_5_then_resume_completes(tmp_path: Path, fa
             return scripted_reply(req.transition, code)
 
         fake.policy = policy
-        done = llm_run(fake, tmp_path, "--max-kernel-restarts", "1", here=True)
+        done = llm_run(fake, tmp_path, "--max-kernel-restarts", "1", where="here")
         assert done.proc.returncode == 5, done.proc.stderr
         assert len(done.lines) == 1 and "--max-kernel-restarts" in done.lines[0]
         assert fsm_state(done.run) == "WORKFLOW_ABORTED"
@@ -104,7 +104,7 @@ def test_a_cell_printing_200_mb_is_capped_and_spilled(tmp_path: Path, fault_cloc
     huge = "import sys\nfor i in range(200):\n    sys.stdout.write(('x' * 99 + '\\n') * 10_000)\n"
     with FakeLLM() as fake:
         fake.policy = first_fault_then(huge + "result = 42", fake)
-        done = llm_run(fake, tmp_path, here=True)
+        done = llm_run(fake, tmp_path, where="here")
     assert done.proc.returncode == 0, done.proc.stderr
     assert fsm_state(done.run) == "WORKFLOW_COMPLETED"
     nb = nbformat.read(done.run / "notebook.ipynb", as_version=4)

@@ -16,6 +16,7 @@ while the kernel boots (no kernel is left), and litellm missing (a process of it
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -24,6 +25,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import nbformat
 import pytest
@@ -76,24 +78,27 @@ def _env(key: str = "sk-test") -> dict[str, str]:
     return env
 
 
+#: where a test's ``bcc`` runs: a process of its own (``process``); in this process with
+#: scripted kernels (``scripted``: the workflow's logic through the model's path); in this
+#: process with real kernels (``here``: the kernel's faults, the report)
+Where = Literal["process", "scripted", "here"]
+
+
 def bcc(
-    *args: str, key: str = "sk-test", timeout: float = 150
+    *args: str, key: str = "sk-test", timeout: float = 150, where: Where = "process"
 ) -> tuple[subprocess.CompletedProcess, float, float]:
     t0 = time.monotonic()
-    proc = subprocess.run(
-        [*BCC, *args], capture_output=True, text=True, timeout=timeout, env=_env(key), cwd=ROOT
-    )
+    if where == "process":
+        proc = subprocess.run(
+            [*BCC, *args], capture_output=True, text=True, timeout=timeout, env=_env(key), cwd=ROOT
+        )
+    else:
+        proc = bcc_in_process(*args, environ=_env(key), real_kernels=where == "here")
     return proc, t0, time.monotonic() - t0
 
 
-def bcc_scripted(
-    *args: str, key: str = "sk-test", timeout: float = 150
-) -> tuple[subprocess.CompletedProcess, float, float]:
-    """``bcc`` as ``bcc`` above, but in this process with scripted kernels
-    (``tests/inprocess.py``): for tests of the workflow's logic through the model's path."""
-    t0 = time.monotonic()
-    proc = bcc_in_process(*args, environ=_env(key))
-    return proc, t0, time.monotonic() - t0
+bcc_scripted = functools.partial(bcc, where="scripted")
+bcc_here = functools.partial(bcc, where="here")
 
 
 def model_run(fake: FakeLLM, problem: Path, data: Path, out: Path) -> subprocess.CompletedProcess:
@@ -114,32 +119,20 @@ def inputs(tmp: Path) -> tuple[Path, Path]:
     return problem, data
 
 
-def bcc_here(
-    *args: str, key: str = "sk-test", timeout: float = 150
-) -> tuple[subprocess.CompletedProcess, float, float]:
-    """``bcc`` as ``bcc`` above, in this process with real kernels (``real_kernels``)."""
-    t0 = time.monotonic()
-    proc = bcc_in_process(*args, environ=_env(key), real_kernels=True)
-    return proc, t0, time.monotonic() - t0
-
-
 def llm_run(
     fake: FakeLLM,
     tmp: Path,
     *extra: str,
     name: str = "llm-run",
     key: str = "sk-test",
-    scripted: bool = False,
-    here: bool = False,
+    where: Where = "process",
 ) -> Done:
-    """A model run against ``fake``: a ``bcc`` process; in this process with scripted kernels
-    when ``scripted``, or with real kernels when ``here``."""
+    """A model run against ``fake``, ``bcc`` running ``where`` (see ``Where``)."""
     problem, data = inputs(tmp)
     run = tmp / name
-    call = bcc_scripted if scripted else bcc_here if here else bcc
-    proc, t0, seconds = call(
+    proc, t0, seconds = bcc(
         "run", str(problem), str(data), "--model", MODEL, "--api-base", fake.url,
-        "--out", str(run), "--no-verify", "--quiet", *extra, key=key,
+        "--out", str(run), "--no-verify", "--quiet", *extra, key=key, where=where,
     )  # fmt: skip
     return Done(proc, t0, seconds, run, fake.requests)
 
@@ -303,7 +296,7 @@ def faulty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Done]:
             Reply(content=_truncated(), when="COMPLETE_STEP"),
             Reply(content=doctype, when="COMPLETE_STAGE"),
         )
-        done = llm_run(fake, tmp, scripted=True)
+        done = llm_run(fake, tmp, where="scripted")
         assert fake.replies == []  # every fault was served
     done.canary = canary
     yield done
@@ -378,7 +371,9 @@ def test_doctype_with_external_entity_is_refused_repaired_and_leaks_nothing(faul
 def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Done]:
     with FakeLLM() as fake:
         fake.push(*[Reply(delay=3.0) for _ in range(10)])
-        done = llm_run(fake, tmp_path_factory.mktemp("slow"), "--llm-timeout", "1", scripted=True)
+        done = llm_run(
+            fake, tmp_path_factory.mktemp("slow"), "--llm-timeout", "1", where="scripted"
+        )
     print(f"\n[timing] timeout exhaustion: bcc wall {done.seconds:.1f} s")
     yield done
 
@@ -476,7 +471,7 @@ def kernels_in(run_dir: Path) -> list[int]:
 
 def test_llm_call_budget_aborts_and_resume_completes(tmp_path: Path):
     with FakeLLM() as fake:
-        done = llm_run(fake, tmp_path, "--max-llm-calls", "5", scripted=True)
+        done = llm_run(fake, tmp_path, "--max-llm-calls", "5", where="scripted")
         assert done.proc.returncode == 7, done.proc.stderr
         assert fsm_state(done.run) == "WORKFLOW_ABORTED"
         assert len(fake.requests) == 5

@@ -59,14 +59,14 @@ def test_an_offline_run_reports_itself(penguins_run: Path, tmp_path: Path) -> No
 
 def test_a_scripted_model_run_reports_itself(tmp_path: Path) -> None:
     with FakeLLM() as fake:
-        done = llm_run(fake, tmp_path, here=True)
+        done = llm_run(fake, tmp_path, where="here")
     assert done.proc.returncode == 0, done.proc.stderr
     check_in_browser(done.run, tmp_path / "llm.png")
 
 
 def test_bcc_report_redraws_it(tmp_path: Path) -> None:
     with FakeLLM() as fake:
-        done = llm_run(fake, tmp_path, here=True)
+        done = llm_run(fake, tmp_path, where="here")
     (done.run / "report.html").unlink()
     proc = bcc_in_process("report", str(done.run))
     assert proc.returncode == 0 and proc.stdout.strip() == str(done.run / "report.html")
