@@ -73,7 +73,9 @@ def _first_difference(cells_b, cells_a, ledger_b, ledger_a) -> str:
     """Where the two runs part: the first cell (a unified diff) or ledger row that differs."""
     for i, (b, a) in enumerate(zip(cells_b, cells_a, strict=False)):
         if b != a:
-            diff = difflib.unified_diff(b.splitlines(), a.splitlines(), "before", "after", lineterm="")
+            diff = difflib.unified_diff(
+                b.splitlines(), a.splitlines(), "before", "after", lineterm=""
+            )
             return f"  code cell {i}:\n" + "\n".join(f"    {line}" for line in list(diff)[2:14])
     for b, a in zip(ledger_b, ledger_a, strict=False):
         if b != a:
