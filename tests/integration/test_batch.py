@@ -1,9 +1,8 @@
 """``bcc batch``: real ``bcc run`` processes with the offline analyst, on this machine and on a
 Dask ``LocalCluster``; killed batches and lost workers; the cost bound.
 
-A batch killed after two runs stays on real kernels: its rows must be killed while they run
-(a scripted row ends within seconds, too soon to be caught mid-run every time) and must end
-their kernels. The rest of the batch's bookkeeping (skip, retry, results, the cost bound, a
+A batch killed after two runs stays on real kernels: its rows, held mid-run by a failpoint,
+must end their kernels when the batch dies. The rest of the batch's bookkeeping (skip, retry, results, the cost bound, a
 lost Dask worker's row resumed) is the workflow's logic, so each row's ``bcc`` runs its kernels
 scripted (``tests/scripted_bcc.py``: ``scripted_runs``,
 and ``dask_setup`` on the Dask workers): the batch, its row processes, their parent-death signal
@@ -106,23 +105,36 @@ def _kernels(run: Path) -> list[int]:
 
 
 def test_a_batch_killed_after_two_runs_skips_them_and_resumes_the_others(tmp_path: Path) -> None:
+    """Two rows complete; the batch is killed while the other two are mid-run. They are held
+    at their third agent call (a failpoint), so neither can complete before the kill however
+    busy the machine (once, under load, a row completed between the check and the kill)."""
     manifest = _manifest(tmp_path, 4)
     out = tmp_path / "batch"
+    first_two = tmp_path / "first_two.csv"
+    first_two.write_text("\n".join(manifest.read_text().splitlines()[:3]) + "\n")
+    done = run_bcc("batch", str(first_two), "--jobs", "2", "--out", str(out), "--no-verify",
+                   cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    first = set(_results(out))
+    assert first == {"r0", "r1"}
+    mark = tmp_path / "held"
+    held = {"BCC_FAILPOINTS": "agent@3=pause", "BCC_FAILPOINTS_MARK": str(mark)}
     args = [*BCC, "batch", str(manifest), "--jobs", "2", "--out", str(out), "--no-verify"]
-    proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, **held},
+    )  # fmt: skip
     runs = out / "runs"
+    others = ["r2", "r3"]
 
-    def two_done_two_started() -> bool:
-        done = (out / "results.jsonl").exists() and len(_results(out)) == 2
-        started = [r for r in runs.glob("r*") if (r / "state.json").exists()] if done else []
-        return done and len(started) == 4 and all(_kernels(r) for r in started)
+    def both_started_one_held() -> bool:
+        started = [r for r in others if (runs / r / "state.json").exists()]
+        return mark.exists() and len(started) == 2 and all(_kernels(runs / r) for r in started)
 
     try:
-        assert _wait(two_done_two_started, 180), "two runs did not complete while two ran"
-        first = set(_results(out))
+        assert _wait(both_started_one_held, 180), "the other two rows did not start"
         proc.kill()  # SIGKILL: the batch says nothing to its runs
         proc.wait(10)
-        others = sorted({"r0", "r1", "r2", "r3"} - first)
         kernels = [pid for r in others for pid in _kernels(runs / r)]
         # the runs die with the batch (parent-death signal) and end their kernels
         assert _wait(lambda: not any(map(_alive, kernels)), 60), kernels
