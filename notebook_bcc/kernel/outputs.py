@@ -260,6 +260,8 @@ def excerpt(
             images = [m for m in data if m.startswith("image/")]
             if images:
                 parts.append(" ".join(f"[{m}]" for m in images) + "\n")
+            elif "text/markdown" in data:  # its text/plain is "<IPython...Markdown object>"
+                parts.append(_plain(data["text/markdown"]).rstrip("\n") + "\n")
             elif "text/plain" in data:
                 parts.append(_plain(data["text/plain"]).rstrip("\n") + "\n")
             elif data:
