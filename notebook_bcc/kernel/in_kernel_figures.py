@@ -57,6 +57,21 @@ def _num(x):
     return f"{float(x):.4g}"
 
 
+def _across(ax, ln, xs, ys):
+    """ "horizontal line at y V" for an ``axhline`` (its x runs over the axes' width, 0 to 1
+    of the axes, not of the data), "vertical line at x V" for an ``axvline``; else ""."""
+    try:
+        x_data, y_data = ln.get_transform().contains_branch_seperately(ax.transData)
+        if y_data and not x_data and len(set(map(float, ys))) == 1:
+            return f"horizontal line at y {_num(ys[0])}"
+        if x_data and not y_data and len(set(map(float, xs))) == 1:
+            at = (_date if _date_axis(ax.xaxis) else _num)(float(xs[0]))
+            return f"vertical line at x {at}"
+    except (TypeError, ValueError, AttributeError):
+        pass
+    return ""
+
+
 def _span(values, dates=False):
     values = [float(v) for v in values if v == v]  # NaN is not a value
     if not values:
@@ -150,10 +165,18 @@ def _drawn(ax):
     lines = [ln for ln in shown if len(ln.get_xdata()) > 2]
     if len(shown) - len(lines) <= 3:  # a fit or reference line or two, not a box plot's parts
         lines = shown
-    for ln in lines[:3]:
+    described = 0
+    for ln in lines:
         xs, ys = list(ln.get_xdata()), list(ln.get_ydata())
         name = ln.get_label()
         named = f" {name!r}" if name and not name.startswith("_") else ""
+        across = _across(ax, ln, xs, ys)  # axhline / axvline: their other axis is the axes'
+        if across:
+            what.append(f"{across}{named}")
+            continue
+        described += 1
+        if described > 3:
+            continue
         try:
             xr = _span(xs, dates=dated)
         except (TypeError, ValueError):  # dates or categories on x: the first and the last
@@ -162,8 +185,8 @@ def _drawn(ax):
         if len(ys) > 12:
             ends += f"; at 8 evenly spaced points: {_profile(ys)}"
         what.append(f"line{named} of {len(ys)} points, x {xr}, y {_span(ys)}; {ends}")
-    if len(lines) > 3:
-        what.append(f"{len(lines) - 3} more lines")
+    if described > 3:
+        what.append(f"{described - 3} more lines")
     segments = len(shown) - len(lines)
     if segments:  # a box plot's whiskers, caps and medians, reference lines, error bars
         what.append(f"{segments} straight segments (box plot parts, reference or error lines)")
@@ -192,7 +215,7 @@ def _labels(ax):
     # text tick labels (categories) and legend entries: which bar or group is which
     out = []
     for axis, labels in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
-        texts = [t.get_text() for t in labels if t.get_text()]
+        texts = [" ".join(t.get_text().split()) for t in labels if t.get_text().strip()]
         if texts and not all(_is_number(t) for t in texts):
             more = f", +{len(texts) - 12} more" if len(texts) > 12 else ""
             out.append(f"{axis} ticks: {', '.join(texts[:12])}{more}")

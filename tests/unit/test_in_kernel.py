@@ -290,3 +290,24 @@ def test_a_long_figure_description_is_cut_between_lines_and_says_so() -> None:
     assert len(figure.note) < NOTE_CHARS + 200
     assert figure.note.rsplit("\n", 1)[1].startswith("  ... (") and "more characters" in figure.note
     assert not any(line.endswith(" to") for line in figure.note.splitlines())
+
+
+def test_reference_lines_are_read_at_their_value_and_tick_labels_on_one_line() -> None:
+    """A relay player read an ``axhline`` as "line of 2 points, x 0 to 1" (the axes' fraction,
+    not the data's x), and a two-line tick label broke the description's line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot(range(20), [i * 2.0 for i in range(20)])
+    ax.axhline(39.06, color="grey", label="baseline")
+    ax.axvline(12)
+    ax.set_xticks([0, 10], ["May\n(n=26)", "Jun\n(n=9)"])
+    text = in_kernel_figures.describe_figure(fig)
+    plt.close(fig)
+    assert "horizontal line at y 39.06 'baseline'" in text
+    assert "vertical line at x 12" in text
+    assert "line of 20 points, x 0 to 19" in text and "line of 2 points" not in text
+    assert "x ticks: May (n=26), Jun (n=9)" in text
