@@ -24,7 +24,7 @@ from notebook_bcc.config import DEFAULTS
 from notebook_bcc.contract.observation import Observation
 from notebook_bcc.contract.prompts import RenderedPrompt
 from notebook_bcc.contract.reply import without_lone_surrogates
-from notebook_bcc.errors import Interrupted, LLMError
+from notebook_bcc.errors import LLMError
 from notebook_bcc.kernel.figures import MAX_FIGURES, downscaled_png
 
 __all__ = ["LLMAgent", "cache_tokens", "key_variable"]
@@ -90,7 +90,7 @@ def _interruption(exc: BaseException) -> BaseException | None:
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, (Interrupted, KeyboardInterrupt)):
+        if isinstance(current, KeyboardInterrupt):
             return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
@@ -228,8 +228,6 @@ class LLMAgent:
         )
         try:
             response = retrying(call)
-        except Interrupted:
-            raise
         except Exception as exc:  # noqa: BLE001 - litellm raises bare Exception too; all are the provider's
             raise self._translate(exc, tuple(failures)) from None
         text = without_lone_surrogates(response.choices[0].message.content or "")

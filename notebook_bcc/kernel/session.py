@@ -30,7 +30,7 @@ import nbformat
 from nbclient.exceptions import DeadKernelError
 
 from notebook_bcc.config import RunConfig
-from notebook_bcc.errors import BccError, KernelError
+from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel.backend import KernelBackend
 from notebook_bcc.kernel.calls import helper_expressions, helper_values, silent_request
 from notebook_bcc.kernel.client import StreamingClient, new_client
@@ -254,8 +254,6 @@ class KernelSession:
         started = monotonic()
         try:
             alive = client.execute(cell, sink)
-        except BccError:
-            raise
         except Exception as exc:
             raise KernelError(f"kernel communication failed: {exc}") from exc
         reply = client.last_reply or {}
