@@ -1,8 +1,8 @@
 """``LocalBackend``: a kernel that is a local ipykernel process (ipc sockets, else tcp).
 
 The process runs in ``cwd`` with a scrubbed environment (``processes.scrub_env``), its own
-stdout/stderr going to ``log_path`` when set, and the stream class that bounds its messages
-(``stream.py``). Each process is tracked in ``processes`` while it lives, so that a hard exit
+stdout/stderr going to ``log_path`` when set, launched by ``stream.py`` (which sizes its IOPub
+queue) with the stream class that bounds its messages. Each process is tracked in ``processes`` while it lives, so that a hard exit
 can kill it. ``sandboxed.py`` runs the same process in a bubblewrap sandbox.
 """
 
@@ -36,7 +36,16 @@ from notebook_bcc.own_files import open_own
 __all__ = ["LocalBackend"]
 
 _OUTSTREAM = "notebook_bcc.kernel.stream.BoundedOutStream"  # bounds each stream message
+_LAUNCHER = "notebook_bcc.kernel.stream"  # ipykernel_launcher whose IOPub queue holds a backlog
 _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
+
+
+class _BoundedKernelManager(AsyncKernelManager):
+    """Starts an ipykernel spec through ``stream.py``'s launcher (``BoundedKernelApp``)."""
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        cmd = super().format_kernel_cmd(extra_arguments)
+        return [_LAUNCHER if part == "ipykernel_launcher" else part for part in cmd]
 
 
 class LocalBackend:
@@ -166,7 +175,7 @@ class LocalBackend:
                 raise OSError(f"ipc socket path too long: {base}")
             base.parent.mkdir(parents=True, exist_ok=True)
         where = self._manager_options(base, env)
-        km = AsyncKernelManager(transport=transport, client_factory=ReadyKernelClient, **where)
+        km = _BoundedKernelManager(transport=transport, client_factory=ReadyKernelClient, **where)
         client = self._new_client(km, [f"--IPKernelApp.outstream_class={_OUTSTREAM}"])
         self._client = client
         streams: dict[str, Any] = {}

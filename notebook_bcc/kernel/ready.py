@@ -10,10 +10,11 @@ those whose parent is their own request. ``ReadyKernelClient`` is the local kern
 ``gateway.py`` mixes the same wait into its websocket client.
 
 ``ReadyKernelClient`` also lets its IOPub socket queue up to ``IOPUB_RCVHWM`` messages, not
-zmq's 1000. The queue is filled by zmq's own I/O thread, whatever Python is doing; once it is
-full, the kernel's PUB socket drops what follows. A client starved of CPU for a few seconds
-(one loaded core) lost the end of a progress bar that flushed 3000 times, and the cell's idle
-status with it; a local ipc socket buffers little besides the queue.
+zmq's 1000. The queue is filled by zmq's own I/O thread while Python reads nothing (a cell
+still running, a slow agent call); once it is full, the kernel holds the rest in its own
+queue, which ``stream.py`` sizes the same, for the time the client's process does not run at
+all (one loaded core). Past both, the kernel's XPUB socket drops what follows: a progress bar
+that flushed 3000 times lost its end and the cell's idle status.
 """
 
 from __future__ import annotations
@@ -76,9 +77,7 @@ class ReadyKernelClient(ReadyWhenAnswered, AsyncKernelClient):
 
     def connect_iopub(self, identity: bytes | None = None) -> zmq.sugar.socket.Socket:
         # The queue is the socket's before it connects (a context's default for the sockets it
-        # makes next), not changed on a live connection: measured, the kernel's own queue
-        # stays at zmq's 1000 when it is raised after a client connected, so this one is what
-        # holds a starved client's backlog, and it must never depend on that update.
+        # makes next): zmq sizes a connection's queue when it is made, not on a live one.
         self.context.setsockopt(zmq.RCVHWM, IOPUB_RCVHWM)
         try:
             sock = super().connect_iopub(identity=identity)

@@ -8,24 +8,26 @@ kernel gets it through ``--IPKernelApp.outstream_class`` (see ``KernelSession``)
 imports nothing from bcc, so the kernel pays only for ipykernel's own import.
 
 The kernel's IOPub socket (zmq XPUB) queues 1000 messages per client by default and silently
-drops what comes past them. A cell that flushes 3000 times in a tight loop fills that queue
-whenever the client's zmq I/O thread is starved of CPU for a fraction of a second (one loaded
-core): the end of the progress bar, the cell's last line and its ``idle`` status were lost
-(2,978 of 3,000 updates arrived, reproduced with the client on a busy core). No reading on
-the client's side brings a dropped message back, so the queue is raised here, in the kernel,
-as ``ready.py`` raises the client's. Measured (2026-11-28): raised here, it holds only for a
-client that connects later; bcc's client connects while the kernel starts, so its share of
-the kernel's queue stays about 1000 messages (a client holding 10 got 988 of 3000) and the
-client's own queue, set before it connects, is what holds the backlog.
+drops what comes past them. A client whose process is stopped or starved of CPU while a cell
+flushes 3000 times in a tight loop lost the end of the progress bar, the cell's last line and
+its ``idle`` status (992 of 3,000 updates arrived with the client stopped for 3 s). No reading
+on the client's side brings a dropped message back, so the kernel queues ``IOPUB_SNDHWM``
+instead, as ``ready.py`` raises the client's. zmq sizes a client's queue when the client
+connects, and bcc's client connects while the kernel starts, so the size must be set before
+the socket is bound: ``BoundedKernelApp`` does it, and bcc launches the kernel with this module
+(``python -m notebook_bcc.kernel.stream``) where the kernel spec says ``ipykernel_launcher``.
+Setting it later, on the bound socket, held only for clients that connected after.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import zmq
 from ipykernel.iostream import OutStream
+from ipykernel.kernelapp import IPKernelApp
 
-__all__ = ["IOPUB_SNDHWM", "BoundedOutStream", "FLUSH_CHARS"]
+__all__ = ["IOPUB_SNDHWM", "BoundedKernelApp", "BoundedOutStream", "FLUSH_CHARS"]
 
 FLUSH_CHARS = 1_000_000
 #: messages the kernel's IOPub socket queues per client before it drops more (zmq's 1000)
@@ -35,13 +37,6 @@ IOPUB_SNDHWM = 100_000
 class BoundedOutStream(OutStream):
     _unflushed = 0
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        thread = self.pub_thread
-        socket = getattr(thread, "socket", None)
-        if socket is not None:  # set on the IOPub thread, which owns the socket
-            thread.schedule(lambda: setattr(socket, "sndhwm", IOPUB_SNDHWM))
-
     def write(self, string: str) -> int | None:  # type: ignore[override]
         written = super().write(string)
         self._unflushed += len(string)
@@ -49,3 +44,26 @@ class BoundedOutStream(OutStream):
             self._unflushed = 0
             self.flush()
         return written
+
+
+class BoundedKernelApp(IPKernelApp):
+    """ipykernel's app, whose IOPub socket queues ``IOPUB_SNDHWM`` messages for every client,
+    the first included."""
+
+    def init_iopub(self, context: zmq.Context[Any]) -> None:
+        context.setsockopt(zmq.SNDHWM, IOPUB_SNDHWM)  # the default of sockets made from here
+        try:
+            super().init_iopub(context)
+        finally:
+            del context.sockopts[zmq.SNDHWM]
+
+
+if __name__ == "__main__":  # what ipykernel_launcher does, with the app above
+    import sys
+    from pathlib import Path
+
+    if sys.path[0] == "" or Path(sys.path[0]) == Path.cwd():
+        del sys.path[0]  # the working directory is the analysis's, not a place to import from
+    from notebook_bcc.kernel.stream import BoundedKernelApp as App  # one class, not __main__'s
+
+    App.launch_instance()

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import queue
 import subprocess
 import sys
 import time
@@ -18,8 +16,9 @@ from notebook_bcc.config import RunConfig
 from notebook_bcc.errors import KernelError
 from notebook_bcc.kernel import processes
 from notebook_bcc.kernel.processes import kill_live_kernels, live_kernels, scrub_env
-from notebook_bcc.kernel.ready import IOPUB_RCVHWM, ReadyKernelClient
+from notebook_bcc.kernel.ready import ReadyKernelClient
 from notebook_bcc.kernel.records import CellOutcome
+from notebook_bcc.kernel.sandbox import bwrap_path
 from notebook_bcc.kernel.session import KernelSession
 from notebook_bcc.kernel.stream import FLUSH_CHARS, IOPUB_SNDHWM
 
@@ -275,35 +274,68 @@ def test_a_start_waits_for_the_kernel_not_for_silence(tmp_path: Path) -> None:
     assert (first.status, first.excerpt.strip(), first.execution_count) == ("ok", "up", 1)
 
 
-def test_a_client_that_stops_reading_loses_no_output(tmp_path: Path) -> None:
-    """The kernel's messages wait in the client's IOPub queue while the client reads nothing
-    (a starved client); with zmq's 1000-message queue a 3000-flush bar lost its last third and
-    the cell's idle status."""
-    with KernelSession(tmp_path) as s:
-        s.start()
-        kc = s._running().kc
-        assert kc is not None
-        code = "import sys\nfor i in range(3000):\n    sys.stderr.write(f'{i}.')\n    sys.stderr.flush()"
+#: a client process that stops itself (SIGSTOP: its zmq I/O thread too) for 4 s while the
+#: kernel flushes 3000 times, then reads on: prints the kernel's pid, then what arrived
+STOPPED_CLIENT = """
+import asyncio, json, os, queue, signal, subprocess, sys
+from pathlib import Path
+from notebook_bcc.kernel.sandbox import SandboxLimits
+from notebook_bcc.kernel.session import KernelSession
 
-        assert kc.iopub_channel.socket.rcvhwm == IOPUB_RCVHWM
+CODE = "import sys\\nfor i in range(3000):\\n    sys.stderr.write(f'{i}.')\\n    sys.stderr.flush()"
+limits = SandboxLimits(4000, 256, 500) if sys.argv[2] == "sandboxed" else None
+with KernelSession(Path(sys.argv[1]), sandbox=limits) as s:
+    s.start()
+    print(s.pid, flush=True)
+    kc = s._running().kc
 
-        async def starve_then_read() -> tuple[int, str, bool]:
-            msg_id = kc.execute(code)
-            await asyncio.sleep(4)  # reads nothing while the kernel sends
-            streams, text = 0, ""
-            while True:
-                try:
-                    msg = await kc.get_iopub_msg(timeout=10)
-                except queue.Empty:  # the idle was dropped
-                    return streams, text, False
-                if msg["parent_header"].get("msg_id") != msg_id:
-                    continue
-                if msg["msg_type"] == "stream":
-                    streams, text = streams + 1, text + msg["content"]["text"]
-                if msg["content"].get("execution_state") == "idle":
-                    return streams, text, True
+    async def stop_then_read():
+        msg_id = kc.execute(CODE)
+        subprocess.Popen(["sh", "-c", f"sleep 4; kill -CONT {os.getpid()}"])
+        os.kill(os.getpid(), signal.SIGSTOP)
+        streams, text = 0, ""
+        while True:
+            try:
+                msg = await kc.get_iopub_msg(timeout=20)
+            except queue.Empty:  # the idle was dropped
+                return streams, text, False
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "stream":
+                streams, text = streams + 1, text + msg["content"]["text"]
+            if msg["content"].get("execution_state") == "idle":
+                return streams, text, True
 
-        streams, text, idle = asyncio.run(starve_then_read())
+    print(json.dumps(asyncio.run(stop_then_read())), flush=True)
+"""
+
+
+@pytest.mark.parametrize("where", ["local", "sandboxed"])
+def test_a_stopped_client_loses_no_output(tmp_path: Path, where: str) -> None:
+    """A client whose process does not run (stopped, or starved of CPU on a loaded core) while
+    the kernel sends: the kernel's IOPub queue (zmq's 1000 per client, sized when the client
+    connects) dropped the end of a 3000-flush bar and the cell's idle (992 of 3,000 arrived).
+    The kernel's queue holds IOPUB_SNDHWM from its first client on; the client's holds
+    IOPUB_RCVHWM while it reads the backlog."""
+    if where == "sandboxed" and bwrap_path() is None:
+        pytest.skip("bubblewrap cannot run on this machine")
+    client = subprocess.Popen(
+        [sys.executable, "-c", STOPPED_CLIENT, str(tmp_path), where],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out, err = client.communicate(timeout=100)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            out, err = client.communicate()
+        kernel_pid = out.split("\n", 1)[0].strip()
+        if kernel_pid.isdigit() and _alive(int(kernel_pid)):
+            os.kill(int(kernel_pid), 9)
+    assert client.returncode == 0, err[-2000:]
+    streams, text, idle = json.loads(out.splitlines()[-1])
     whole = "".join(f"{i}." for i in range(3000))
     assert (streams, text == whole, idle) == (3000, True, True), (len(text), text[-40:])
 
