@@ -36,7 +36,6 @@ from notebook_bcc.own_files import open_own
 __all__ = ["LocalBackend"]
 
 _OUTSTREAM = "notebook_bcc.kernel.stream.BoundedOutStream"  # bounds each stream message
-_LAUNCHER = "notebook_bcc.kernel.stream"  # ipykernel_launcher whose IOPub queue holds a backlog
 _IPC_PATH_MAX = 90  # AF_UNIX paths are limited to ~107 bytes; leave room for '-ipc-N'
 
 
@@ -45,7 +44,7 @@ class _BoundedKernelManager(AsyncKernelManager):
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         cmd = super().format_kernel_cmd(extra_arguments)
-        return [_LAUNCHER if part == "ipykernel_launcher" else part for part in cmd]
+        return [processes.KERNEL_LAUNCHER if part == "ipykernel_launcher" else part for part in cmd]
 
 
 class LocalBackend:

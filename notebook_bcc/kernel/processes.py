@@ -14,6 +14,7 @@ from typing import Any
 from notebook_bcc.redaction import SECRET_PATTERNS
 
 __all__ = [
+    "KERNEL_LAUNCHER",
     "SECRET_PATTERNS",
     "kill_kernel",
     "kill_live_kernels",
@@ -26,6 +27,11 @@ __all__ = [
     "untrack",
 ]
 
+
+#: the module bcc starts ipykernel with (``stream.py``: ipykernel_launcher with its IOPub queue)
+KERNEL_LAUNCHER = "notebook_bcc.kernel.stream"
+#: what a kernel's command line names: a pid reused by another program names none of these
+_KERNEL_MARKS = (b"ipykernel", KERNEL_LAUNCHER.encode(), b"bwrap")
 
 # (pid, pgid) of the kernels started by any KernelSession of this process and not yet shut down
 _LIVE: set[tuple[int, int]] = set()
@@ -85,7 +91,7 @@ def reap_kernels(recorded: Sequence[tuple[int, int | None]]) -> list[int]:
     """SIGKILL recorded kernels, (pid, start time), still running; return the pids killed.
 
     A pid counts only while its start time is the recorded one and its command line names
-    ipykernel or bwrap (pids are reused; a record without a start time counts for nothing).
+    ipykernel, bcc's launcher or bwrap (pids are reused; a record without a start time counts for nothing).
     Its process group goes with it only when the pid leads that group: a group id is never
     read from a record.
     """
@@ -100,7 +106,7 @@ def reap_kernels(recorded: Sequence[tuple[int, int | None]]) -> list[int]:
             leads_group = os.getpgid(pid) == pid
         except OSError:
             continue
-        if b"ipykernel" not in cmdline and b"bwrap" not in cmdline:
+        if not any(mark in cmdline for mark in _KERNEL_MARKS):
             continue
         if process_start_time(pid) == started and _sigkill(pid, pid if leads_group else 0):
             reaped.append(pid)

@@ -605,6 +605,23 @@ def test_kill_live_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert live_kernels() == ()
 
 
+def test_a_crashed_runs_kernel_is_reaped_by_its_record(tmp_path: Path) -> None:
+    """What resume does with the kernels a killed bcc recorded: bcc's own kernel (launched by
+    its launcher, not ipykernel_launcher) is known by its command line and killed."""
+    s = KernelSession(tmp_path)
+    s.start()
+    try:
+        assert s.pid is not None
+        started = processes.process_start_time(s.pid)
+        assert processes.reap_kernels([(s.pid, started)]) == [s.pid]
+        deadline = time.monotonic() + 5
+        while _running(s.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(s.pid)
+    finally:
+        s.shutdown(now=True)
+
+
 def test_a_pipeline_is_summarised_by_its_parts(session: KernelSession) -> None:
     session.run_cell(
         "from sklearn.pipeline import make_pipeline\n"
