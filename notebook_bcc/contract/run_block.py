@@ -51,7 +51,8 @@ def questions_text(obs: Observation) -> str:
     own = obs.questions[: len(obs.questions) - obs.asked_questions]
     lines = [] if own else [
         "(none found, so `final_answers` is optional; a value the problem asks for all the "
-        "same goes in it, and the summary keeps it, marked as added)"
+        "same may go in it, under a short question of your own, and the results list it as "
+        "an answer you added)"
     ]  # fmt: skip
     problem, shortened = _words(obs.problem), False
     for i, q in enumerate(obs.questions, 1):

@@ -7,6 +7,7 @@ point takes a JSON string and returns a JSON string, and catches user errors its
 IPython never records a traceback. Unit tests import it as an ordinary module.
 """
 
+import collections as _collections
 import contextlib as _contextlib
 import functools as _functools
 import inspect as _inspect
@@ -261,6 +262,12 @@ def _code_names(shell):
     return {"modules": modules[:_MAX_VARS], "callables": callables[:_MAX_VARS]}
 
 
+def _read_only_eval(expr, ns, filename):
+    # a criterion's scope is the namespace (dir() and locals() list it), and what it assigns
+    # (a walrus) stays in the ChainMap's own first dict, out of the namespace
+    return eval(compile(expr, filename, "eval"), ns, _collections.ChainMap({}, ns))
+
+
 def check_ns(request):
     args = _json.loads(request)
     ns = _shell().user_ns
@@ -268,8 +275,7 @@ def check_ns(request):
     criteria = []
     for expr in args["criteria"]:
         try:
-            code = compile(expr, "<criterion>", "eval")
-            verdict = "passed" if bool(eval(code, ns, {})) else "failed"
+            verdict = "passed" if bool(_read_only_eval(expr, ns, "<criterion>")) else "failed"
             criteria.append([expr, verdict, ""])
         except Exception as exc:
             criteria.append([expr, "error", f"{type(exc).__name__}: {exc}"[:500]])
@@ -280,7 +286,7 @@ def score_ns(request):
     # a fork's choice expression, evaluated like a criterion: [a finite float, ""] or [None, why]
     expr = _json.loads(request)
     try:
-        number = float(eval(compile(expr, "<choose>", "eval"), _shell().user_ns, {}))
+        number = float(_read_only_eval(expr, _shell().user_ns, "<choose>"))
     except Exception as exc:
         return _json.dumps([None, f"{type(exc).__name__}: {exc}"[:300]])
     if number != number or abs(number) == float("inf"):

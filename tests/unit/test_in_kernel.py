@@ -116,6 +116,18 @@ def test_checks_report_artifacts_and_criteria(shell: SimpleNamespace) -> None:
     assert data["criteria"][2][2] == "NameError: name 'y' is not defined"
 
 
+def test_a_criterion_sees_the_namespace_as_its_scope_and_writes_nothing(
+    shell: SimpleNamespace,
+) -> None:
+    """The prompt says a criterion is evaluated in the kernel's user namespace: ``dir()`` and
+    ``locals()`` list it (a player's ``"model" in dir()`` failed when they were empty)."""
+    shell.user_ns["wind_model"] = 1
+    criteria = ['"wind_model" in dir()', '"wind_model" in locals()', "(z := 2) == 2"]
+    data = call(in_kernel.check_ns, {"artifacts": [], "criteria": criteria})
+    assert [c[1] for c in data["criteria"]] == ["passed", "passed", "passed"]
+    assert "z" not in shell.user_ns
+
+
 def test_fetch_returns_small_json_values_nan_included(
     shell: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
