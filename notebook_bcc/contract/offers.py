@@ -1,7 +1,7 @@
 """Compact rounds' offers (docs/agents.md, "Compact rounds"): where a reply may carry a later
 transition's payload, its prompt says so in one line (``prompts/PHRASES.md``, ``offer_*``),
 then gives that agent's format and rules, read from the agent's own template (one copy in the
-repository). ``workflow/rounds.py`` keeps what a reply carried; this module only asks.
+repository). ``workflow/exchange.py`` keeps what a reply carried; this module only asks.
 """
 
 from __future__ import annotations

@@ -6,6 +6,18 @@ are spent. Either way the attempts are kept in ``logs/NNNN_EVENT.attempts.xml``.
 reply is written to ``pending_reply.json`` until the runner commits the transition, so a crash
 in between, or an interrupt, costs no second model call: the next ``ask`` of the same question
 (event, location and iteration, which resume restores from the checkpoint) reuses it.
+
+Answers given ahead (compact rounds, docs/agents.md): a stage planner's ``<stage>`` may carry
+the stage's ``<steps>``, an arranger's ``<behavior>`` its ``<actions>``, a behavior reflector's
+``<reflection>`` the stage reflection (when it completes the step) or the next ``<behavior>``
+with its ``<actions>`` (when it retries), a stage reflection the next step's first
+``<behavior>`` (when the stage goes on). The reply's own transition is handled as always;
+``foreseen_parts`` says which parts to keep on the state, under the ``question`` of the
+transition each answers; they are committed with that transition, and ``AgentExchange.take``
+uses one, without a call, when its question comes. A part whose transition does not come next
+is not kept (a reflection that retries the step drops its stage reflection), nor a stage
+reflection whose reflection revised the plan (the stage reflector is asked, and sees the new
+plan).
 """
 
 from __future__ import annotations
@@ -21,10 +33,10 @@ from notebook_bcc.contract.prompts import RenderedPrompt, with_repair
 from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import LLMError, PayloadError
 from notebook_bcc.fsm import Event, State
-from notebook_bcc.rundir.state import Foreseen
+from notebook_bcc.rundir.state import Foreseen, WorkflowState
 from notebook_bcc.rundir.store import RunStore
 
-__all__ = ["AgentExchange", "PENDING_REPLY", "Rejected", "question"]
+__all__ = ["AgentExchange", "PENDING_REPLY", "Rejected", "foreseen_parts", "question"]
 
 PENDING_REPLY = "pending_reply.json"  # a validated reply whose transition is not yet committed
 
@@ -32,6 +44,38 @@ PENDING_REPLY = "pending_reply.json"  # a validated reply whose transition is no
 def question(event: Event, location: str, iteration: int) -> str:
     """What a transition asks, as a recorded reply and a foreseen payload are matched to it."""
     return f"{event.value} {location} #{iteration}"
+
+
+#: the transition a part answers, and the state the reply's transition must reach for it to
+#: come next (None: any; a stage's steps wait for their stage)
+_ANSWERS = {
+    "steps": (Event.START_STEP, None),
+    "actions": (Event.COMPLETE_ACTION, State.BEHAVIOR_RUNNING),
+    "behavior": (Event.START_BEHAVIOR, State.STEP_RUNNING),
+    "stage_reflection": (Event.COMPLETE_STAGE, State.STEP_COMPLETED),
+}
+
+
+def foreseen_parts(
+    parsed: ParsedPayload, s: WorkflowState, target: State, forced: bool, seq: int, agent: str
+) -> list[Foreseen]:
+    """The parts of ``parsed`` to keep, once its transition is handled (``s`` as it left it,
+    moved to ``target``)."""
+    kept = []
+    for part in parsed.parts:
+        event, needs = _ANSWERS[part.kind]
+        if needs is not None and (target != needs or forced):
+            continue
+        if part.kind == "stage_reflection" and getattr(parsed.value, "revision", None):
+            continue  # the plan changed under it: the stage reflector sees the new plan
+        if part.kind == "steps":  # a stage is entered at its id, iteration 0
+            if part.key not in {st.id for st in s.stages if st.status in ("pending", "running")}:
+                continue
+            asks = question(event, part.key, 0)
+        else:  # the next transition's: the state's location stays as the handler left it
+            asks = question(event, s.path, s.iteration)
+        kept.append(Foreseen(asks, part.kind, part.text, seq, agent, part.error))
+    return kept
 
 
 class Rejected(NamedTuple):

@@ -30,14 +30,13 @@ from notebook_bcc.rundir.store import RunStore
 from notebook_bcc.workflow import guards
 from notebook_bcc.workflow.commit import Commits, next_log
 from notebook_bcc.workflow.context import RunContext, RunResult
-from notebook_bcc.workflow.exchange import AgentExchange, question
+from notebook_bcc.workflow.exchange import AgentExchange, foreseen_parts, question
 from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, finish
 from notebook_bcc.workflow.fork import Branch
 from notebook_bcc.workflow.forking import run_fork
 from notebook_bcc.workflow.handlers import Handlers, Outcome
 from notebook_bcc.workflow.host import KernelHost
 from notebook_bcc.workflow.kernels import KernelFactory, open_kernel
-from notebook_bcc.workflow.rounds import foreseen_parts
 from notebook_bcc.workflow.verify import discard_scratch, make_shadow
 
 __all__ = ["Runner", "RunResult", "EventHook", "COMPLETED_WITH_FAILED_STEPS"]

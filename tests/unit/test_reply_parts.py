@@ -8,7 +8,7 @@ from pathlib import Path
 from notebook_bcc.contract.payloads import parse_payload
 from notebook_bcc.fsm import State
 from notebook_bcc.rundir.state import StageRecord, StepRecord, WorkflowState
-from notebook_bcc.workflow.rounds import foreseen_parts
+from notebook_bcc.workflow.exchange import foreseen_parts
 
 PAYLOADS = Path(__file__).parents[1] / "fixtures" / "payloads"
 
