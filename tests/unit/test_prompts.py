@@ -346,9 +346,9 @@ def test_a_question_from_the_problem_s_prose_is_listed_whole() -> None:
 def test_the_results_contract_is_the_one_that_applies() -> None:
     plain = render(_obs("START_WORKFLOW", supervised=False)).system
     assert "final_summary" in plain
-    assert "`final_metrics`: `task`" not in plain and "`final_answers`: a dict" not in plain
+    assert "`final_metrics` (listed because" not in plain and "`final_answers`: a dict" not in plain
     asked = render(_obs("START_WORKFLOW", questions=(Question("How many?"),))).system
-    assert "`final_answers`: a dict" in asked and "`final_metrics`: `task`" in asked
+    assert "`final_answers`: a dict" in asked and "`final_metrics` (listed because" in asked
 
 
 def test_a_steps_result_is_not_shown_beside_findings_that_say_it() -> None:
