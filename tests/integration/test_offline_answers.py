@@ -154,6 +154,61 @@ def test_a_question_that_keeps_only_some_rows_is_not_answered_over_all(tmp_path:
     assert "keeps only some rows ('among …')" in restricted["text"]
 
 
+def test_which_measurement_differs_most_between_two_groups(tmp_path: Path) -> None:
+    """ "Which cell measurement differs most between malignant and benign samples" once read
+    'between' as a filter of rows and went unanswered. The two groups are two values of one
+    column; the answer is the column whose means are the most pooled standard deviations
+    apart, when the difference in its own units agrees, else not answered, both stated."""
+    rng = np.random.default_rng(3)
+    n = 200
+    frame = pd.DataFrame(
+        {
+            "site": rng.choice(["north", "south"], n),
+            "arm": rng.choice(["treated", "control"], n),
+            "grip": rng.normal(10, 1.0, n).round(2),  # two scores on one scale ...
+            "reach": rng.normal(10, 1.8, n).round(2),
+        }
+    )
+    frame["age"] = rng.normal(40, 5, n).round(1)  # ... and an age, in years
+    frame.loc[frame["site"] == "south", "age"] += 6
+    frame.loc[frame["arm"] == "treated", "grip"] += 1.5  # 1.5 sd, 1.5 units
+    frame.loc[frame["arm"] == "treated", "reach"] += 2.0  # 1.1 sd, 2.0 units
+    frame.to_csv(tmp_path / "trial.csv", index=False)
+    problem = (
+        "1. Which measurement differs most between south and north sites?\n"
+        "2. Which score differs most between treated and control patients?\n"
+    )
+
+    def effects(frame: pd.DataFrame, group: str, a: str, b: str) -> dict[str, tuple[float, float]]:
+        x, y = frame[frame[group] == a], frame[frame[group] == b]
+        out = {}
+        for c in frame.select_dtypes("number").columns:
+            pooled = (((len(x) - 1) * x[c].var() + (len(y) - 1) * y[c].var()) / (n - 2)) ** 0.5
+            diff = abs(x[c].mean() - y[c].mean())
+            out[c] = (diff / pooled, diff)
+        return out
+
+    # the columns' units differ (age in years): in pooled standard deviations only
+    summary = offline(tmp_path, problem, tmp_path / "trial.csv")
+    sites = summary["answers"][0]
+    by_site = effects(frame, "site", "south", "north")
+    assert (
+        sites["answered"] and sites["value"] == max(by_site, key=lambda c: by_site[c][0]) == "age"
+    )
+    assert sites["text"].startswith("`age`: mean ") and "for south and " in sites["text"]
+    # two scores on one scale: the two readings disagree, so it is not answered
+    scores = frame.drop(columns="age")
+    (tmp_path / "scores").mkdir()
+    scores.to_csv(tmp_path / "scores" / "trial.csv", index=False)
+    arms = offline(tmp_path / "scores", problem, tmp_path / "scores" / "trial.csv")["answers"][1]
+    by_arm = effects(scores, "arm", "treated", "control")
+    assert max(by_arm, key=lambda c: by_arm[c][0]) == "grip"
+    assert max(by_arm, key=lambda c: by_arm[c][1]) == "reach"
+    assert not arms["answered"] and arms["value"] is None
+    assert "`grip` differs most in pooled standard deviations" in arms["text"]
+    assert "`reach` in its own units" in arms["text"]
+
+
 def _sample_sd_of_five_folds(pop: float) -> float:
     """The sample sd of five numbers whose population sd is ``pop``: sqrt(5/4) times it."""
     return pop * (5 / 4) ** 0.5

@@ -123,6 +123,60 @@ def _bcc_rank_answer(question, frame, id_cols):
     return None, f"the question has {len(readings)} readings, which answer differently ({both})"
 
 
+def _bcc_contrast_answer(question, frame, id_cols):
+    # "which measurement differs most between malignant and benign samples": the two groups are
+    # two values of one non-numeric column, both named after "between"; the answer is the
+    # numeric column whose means are the most pooled standard deviations apart (Cohen's d)
+    q = _bcc_words(question)
+    if not re.search(r" (which|what) ", q) or not re.search(r" (differ\w*|separat\w*|distinguish\w*) ", q):
+        return None
+    if " between " not in q or not (re.search(_BCC_MAX, q) or " differ most " in q):
+        return None
+    after = " " + q.split(" between ", 1)[1]
+    found = []
+    for c in frame.columns:
+        if pd.api.types.is_numeric_dtype(frame[c]) or _bcc_id_like(c, id_cols):
+            continue
+        values = frame[c].dropna().unique()
+        if len(values) > 50:
+            continue
+        named = [v for v in values if len(_bcc_words(v).strip()) > 1 and _bcc_words(v) in after]
+        if len(named) == 2:  # in the question's order
+            found.append((c, sorted(named, key=lambda v: after.index(_bcc_words(v)))))
+    if len(found) != 1:
+        return None
+    group, (first, second) = found[0]
+    a, b = frame[frame[group] == first], frame[frame[group] == second]
+    effects = {}
+    for c in frame.select_dtypes("number").columns:
+        if _bcc_id_like(c, id_cols):
+            continue
+        x, y = a[c].dropna(), b[c].dropna()
+        if len(x) < 2 or len(y) < 2:
+            continue
+        pooled = (((len(x) - 1) * x.var() + (len(y) - 1) * y.var()) / (len(x) + len(y) - 2)) ** 0.5
+        if pooled > 0:
+            effects[c] = (abs(x.mean() - y.mean()) / pooled, x.mean(), y.mean())
+    if len(effects) < 2:
+        return None, f"fewer than two numeric columns to compare between {first} and {second}"
+    ranked = sorted(effects, key=lambda c: -effects[c][0])
+    best, runner = ranked[0], ranked[1]
+    d, mean_a, mean_b = effects[best]
+    # the other reading, where the columns share a scale (their ranges within a factor of 2):
+    # the largest difference of means in their own units
+    spans = [float(frame[c].max() - frame[c].min()) for c in effects]
+    same_scale = min(spans) > 0 and max(spans) <= 2 * min(spans)
+    raw = max(effects, key=lambda c: abs(effects[c][1] - effects[c][2])) if same_scale else best
+    if raw != best:
+        return None, (f"two readings answer differently: `{best}` differs most in pooled standard deviations "
+                      f"({d:.2f}), `{raw}` in its own units ({_bcc_number(abs(effects[raw][1] - effects[raw][2]))})")
+    text = (f"`{best}`: mean {_bcc_number(mean_a)} for {first} and {_bcc_number(mean_b)} for {second} "
+            f"(`{group}`), {d:.2f} pooled standard deviations apart (next: `{runner}`, "
+            f"{effects[runner][0]:.2f})" + ("; the largest difference in the columns' shared units too"
+            if same_scale else "") + f", over {len(a) + len(b):,} rows of clean_dataset")
+    return best, text
+
+
 def _bcc_drivers_answer(question, target):
     q = _bcc_words(question)
     if not re.search(_BCC_DRIVERS, q):
@@ -184,13 +238,15 @@ def _bcc_answer(question, frame, id_cols):
     # (value, text, values) of the first reading that answers, else not answered with the
     # first reason ("which factors matter most" is no ranking of groups, but it is answered)
     why = None
-    for found in (_bcc_rank_answer(question, frame, id_cols),
+    for found in (_bcc_contrast_answer(question, frame, id_cols),
+                  _bcc_rank_answer(question, frame, id_cols),
                   _bcc_drivers_answer(question, globals().get("TARGET")),
                   _bcc_metrics_answer(question)):
         if found is not None and found[0] is not None:
             return (*found, {}, [])[:4]
         why = why or (found[1] if found is not None else None)
-    return None, why or "the offline analyst answers only 'which ... most / least', 'what determines <target>' and score questions", {}, []
+    return None, why or ("the offline analyst answers only 'which ... most / least', 'which ... differs most "
+                         "between <a> and <b>', 'what determines <target>' and score questions"), {}, []
 
 
 _bcc_ids = set((globals().get("integrity_report") or {}).get("id_like_columns", []))
