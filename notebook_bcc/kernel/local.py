@@ -2,8 +2,9 @@
 
 The process runs in ``cwd`` with a scrubbed environment (``processes.scrub_env``), its own
 stdout/stderr going to ``log_path`` when set, launched by ``stream.py`` (which sizes its IOPub
-queue) with the stream class that bounds its messages. Each process is tracked in ``processes`` while it lives, so that a hard exit
-can kill it. ``sandboxed.py`` runs the same process in a bubblewrap sandbox.
+queue) with the stream class that bounds its messages. Each process is tracked in
+``processes`` while it lives, so that a hard exit can kill it. ``sandboxed.py`` runs the same
+process in a bubblewrap sandbox.
 """
 
 from __future__ import annotations

@@ -91,9 +91,9 @@ def reap_kernels(recorded: Sequence[tuple[int, int | None]]) -> list[int]:
     """SIGKILL recorded kernels, (pid, start time), still running; return the pids killed.
 
     A pid counts only while its start time is the recorded one and its command line names
-    ipykernel, bcc's launcher or bwrap (pids are reused; a record without a start time counts for nothing).
-    Its process group goes with it only when the pid leads that group: a group id is never
-    read from a record.
+    ipykernel, bcc's launcher or bwrap (pids are reused; a record without a start time counts
+    for nothing). Its process group goes with it only when the pid leads that group: a group
+    id is never read from a record.
     """
     reaped = []
     for pid, started in recorded:

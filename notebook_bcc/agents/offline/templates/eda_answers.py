@@ -130,7 +130,7 @@ def _bcc_contrast_answer(question, frame, id_cols):
     q = _bcc_words(question)
     if not re.search(r" (which|what) ", q) or not re.search(r" (differ\w*|separat\w*|distinguish\w*) ", q):
         return None
-    if " between " not in q or not (re.search(_BCC_MAX, q) or " differ most " in q):
+    if " between " not in q or not re.search(_BCC_MAX, q):
         return None
     after = " " + q.split(" between ", 1)[1]
     found = []
@@ -156,20 +156,21 @@ def _bcc_contrast_answer(question, frame, id_cols):
             continue
         pooled = (((len(x) - 1) * x.var() + (len(y) - 1) * y.var()) / (len(x) + len(y) - 2)) ** 0.5
         if pooled > 0:
-            effects[c] = (abs(x.mean() - y.mean()) / pooled, x.mean(), y.mean())
+            gap = abs(x.mean() - y.mean())
+            effects[c] = (gap / pooled, gap, x.mean(), y.mean())
     if len(effects) < 2:
         return None, f"fewer than two numeric columns to compare between {first} and {second}"
     ranked = sorted(effects, key=lambda c: -effects[c][0])
     best, runner = ranked[0], ranked[1]
-    d, mean_a, mean_b = effects[best]
+    d, _, mean_a, mean_b = effects[best]
     # the other reading, where the columns share a scale (their ranges within a factor of 2):
     # the largest difference of means in their own units
     spans = [float(frame[c].max() - frame[c].min()) for c in effects]
     same_scale = min(spans) > 0 and max(spans) <= 2 * min(spans)
-    raw = max(effects, key=lambda c: abs(effects[c][1] - effects[c][2])) if same_scale else best
+    raw = max(effects, key=lambda c: effects[c][1]) if same_scale else best
     if raw != best:
         return None, (f"two readings answer differently: `{best}` differs most in pooled standard deviations "
-                      f"({d:.2f}), `{raw}` in its own units ({_bcc_number(abs(effects[raw][1] - effects[raw][2]))})")
+                      f"({d:.2f}), `{raw}` in its own units ({_bcc_number(effects[raw][1])})")
     text = (f"`{best}`: mean {_bcc_number(mean_a)} for {first} and {_bcc_number(mean_b)} for {second} "
             f"(`{group}`), {d:.2f} pooled standard deviations apart (next: `{runner}`, "
             f"{effects[runner][0]:.2f})" + ("; the largest difference in the columns' shared units too"
