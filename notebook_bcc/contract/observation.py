@@ -9,7 +9,6 @@ generator and the reflectors the behavior, the stage reflector the whole step's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +25,8 @@ __all__ = [
     "CellFact",
     "Figure",
     "Attempt",
+    "Checks",
     "Observation",
-    "check_lines",
     "build_observation",
 ]
 
@@ -60,6 +59,16 @@ class StageView:
 
 
 @dataclass(frozen=True)
+class Checks:
+    """The runner's checks of a behavior: its artifacts present or not, its criteria's verdicts
+    (expression, passed | failed | error, detail), its notes."""
+
+    artifacts: tuple[tuple[str, bool], ...] = ()
+    criteria: tuple[tuple[str, str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Attempt:
     """One behavior of the current step, as the step log recorded it."""
 
@@ -67,7 +76,7 @@ class Attempt:
     iteration: int
     task: str
     cells: tuple[CellFact, ...] = ()
-    checks: tuple[str, ...] = ()
+    checks: Checks = Checks()
     verdict: str = ""  # "" (not reviewed yet) | complete | retry | failed
     reasoning: str = ""
     produced: tuple[tuple[str, str], ...] = ()
@@ -133,18 +142,11 @@ class Observation:
         return next((v for v in self.ledger if v.name == name), None)
 
 
-def check_lines(
-    artifacts: Iterable[Sequence[Any]], criteria: Iterable[Sequence[Any]], notes: Iterable[str]
-) -> tuple[str, ...]:
-    """The runner's checks as prompt lines: artifacts present or MISSING, criteria, notes."""
-    lines = [f"artifact {n}: {'present' if ok else 'MISSING'}" for n, ok in artifacts]
-    lines += [f"criterion `{e}`: {s}" + (f" ({d})" if d else "") for e, s, d in criteria]
-    return tuple(lines + [f"note: {n}" for n in notes])
-
-
-def _checks(checks: dict[str, Any]) -> tuple[str, ...]:
-    return check_lines(
-        checks.get("artifacts", []), checks.get("criteria", []), checks.get("notes", [])
+def _checks(checks: dict[str, Any]) -> Checks:
+    return Checks(
+        tuple((n, bool(ok)) for n, ok in checks.get("artifacts", [])),
+        tuple((e, s, d) for e, s, d in checks.get("criteria", [])),
+        tuple(checks.get("notes", [])),
     )
 
 

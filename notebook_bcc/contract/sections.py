@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StepView, check_lines
-from notebook_bcc.contract.offers import COMPACT_STEP_CALLS, offers_text
+from notebook_bcc.contract.observation import Attempt, CellFact, Checks, Observation, StepView
 from notebook_bcc.contract.phrases import phrase
 from notebook_bcc.contract.plan_view import (
+    COMPACT_STEP_CALLS,
     behavior_text,
     focus_text,
+    offers_text,
     plan_text,
     position_text,
     step_text,
@@ -73,8 +74,16 @@ def _indent(text: str, prefix: str = "  ") -> str:
 
 
 # -- sections that are never cut ----------------------------------------------------------
+def check_lines(checks: Checks) -> list[str]:
+    """The runner's checks as prompt lines: artifacts present or MISSING, criteria, notes."""
+    lines = [f"artifact {n}: {'present' if ok else 'MISSING'}" for n, ok in checks.artifacts]
+    lines += [f"criterion `{e}`: {s}" + (f" ({d})" if d else "") for e, s, d in checks.criteria]
+    return lines + [f"note: {n}" for n in checks.notes]
+
+
 def _checks(obs: Observation) -> str:
-    return "\n".join(check_lines(obs.artifacts, obs.criteria, obs.notes)) or "(no checks)"
+    lines = check_lines(Checks(obs.artifacts, obs.criteria, obs.notes))
+    return "\n".join(lines) or "(no checks)"
 
 
 def _protected(obs: Observation) -> str:
@@ -170,15 +179,20 @@ def _in_notebook(status: str) -> str:
     return "ok, in the notebook" if status == "ok" else f"{status}, not in the notebook"
 
 
-def _checks_in_brief(checks: tuple[str, ...]) -> list[str]:
+def _checks_in_brief(checks: Checks) -> list[str]:
     """An attempt's checks: the ones that failed whole, the ones that passed counted (the
     reflector that judged the attempt read them all)."""
-    ok = [c for c in checks if c.endswith((": present", ": passed"))]
-    rest = [c for c in checks if c not in ok]
-    if not ok:
+    n_art = sum(ok for _, ok in checks.artifacts)
+    n_crit = sum(verdict == "passed" for _, verdict, _ in checks.criteria)
+    failed = Checks(
+        tuple(a for a in checks.artifacts if not a[1]),
+        tuple(c for c in checks.criteria if c[1] != "passed"),
+        checks.notes,
+    )
+    rest = check_lines(failed)
+    if not n_art + n_crit:
         return rest
-    n_art = sum(c.startswith("artifact ") for c in ok)
-    counts = [(n_art, "artifacts present"), (len(ok) - n_art, "criteria passed")]
+    counts = [(n_art, "artifacts present"), (n_crit, "criteria passed")]
     return ["checks passed: " + ", ".join(f"{n} {what}" for n, what in counts if n), *rest]
 
 
@@ -310,7 +324,7 @@ def _follow_up(obs: Observation) -> str:
 
 def fields(obs: Observation) -> dict[str, str | History]:
     """What each ``$name`` of a template holds for ``obs``: text, or a trimmable History.
-    (What every prompt starts with is the run's block: :mod:`notebook_bcc.contract.run_block`.)"""
+    (What every prompt starts with is the run's block: :func:`notebook_bcc.contract.prompts.run_block`.)"""
     return {
         "location": obs.location or "(start)",
         "iteration": str(obs.iteration),

@@ -12,31 +12,45 @@ the run's own usage and every branch's counts) and puts its cells in the noteboo
 line naming every branch and its score. The runner makes its kernel the run's; the other
 kernels end. When no branch completes, the step retries as after a failed behavior. Nothing
 of a fork is durable until the runner commits it whole (``RunStore.commit_all``), so a crash
-mid-fork resumes before it and runs the fork again.
+mid-fork resumes before it and runs the fork again. :func:`run_fork` is the runner's side: each
+branch's action and reflection asked and handled as the run's own are (logged apart), then FORK,
+the branches' transitions and JOIN committed under one checkpoint (``commit.py``).
 """
 
 from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
 from lxml import etree
 
-from notebook_bcc.contract.payloads import AlternativesPayload, BehaviorPayload, ParsedPayload
+from notebook_bcc import fsm
+from notebook_bcc.agents import AgentReply
+from notebook_bcc.config import RunConfig
+from notebook_bcc.contract.payloads import (
+    AlternativesPayload,
+    BehaviorPayload,
+    ParsedPayload,
+    element_for_log,
+)
 from notebook_bcc.contract.phrases import phrase
+from notebook_bcc.contract.translog import TransitionLog
 from notebook_bcc.errors import KernelError, LLMError, PayloadError
-from notebook_bcc.fsm import State
+from notebook_bcc.fsm import Event, State
 from notebook_bcc.rundir.notebook import CellTag, NotebookDocument
 from notebook_bcc.rundir.state import WorkflowState
-from notebook_bcc.workflow.commit import Entry
+from notebook_bcc.rundir.store import utc_now
+from notebook_bcc.workflow.commit import Commits, Entry, next_log
 from notebook_bcc.workflow.context import RunContext
-from notebook_bcc.workflow.handlers import Handlers
+from notebook_bcc.workflow.exchange import AgentExchange
+from notebook_bcc.workflow.handlers import Handlers, Outcome
 from notebook_bcc.workflow.host import KernelHost
 
-__all__ = ["Branch", "Fork", "behavior_elements"]
+__all__ = ["Branch", "Fork", "Turns", "run_fork"]
 
 #: characters of a branch's cell output kept in its fork record (report.html shows it)
 RECORD_EXCERPT_CHARS = 1500
@@ -66,16 +80,6 @@ class Branch:
         return step is not None and step.status == "complete"
 
 
-def behavior_elements(xml: str) -> list[str]:
-    """The ``<behavior>`` children of a validated ``<alternatives>``, each as its own XML."""
-    root = etree.fromstring(xml)
-    return [etree.tostring(el, encoding="unicode") for el in root.iterchildren("behavior")]
-
-
-def _discard(text: str) -> None:
-    """A branch's notebook is never saved: its cells reach notebook.ipynb only when kept."""
-
-
 class Fork:
     """The branches of one fork, from their start to the join."""
 
@@ -89,9 +93,9 @@ class Fork:
         """``behaviors``: those of ``parsed`` (an ``<alternatives>``) the fork runs."""
         payload = parsed.value
         assert isinstance(payload, AlternativesPayload)
-        xml = dict(
-            zip([b.id for b in payload.behaviors], behavior_elements(parsed.xml), strict=True)
-        )
+        elements = etree.fromstring(parsed.xml).iterchildren("behavior")  # each as its own XML
+        pairs = zip(payload.behaviors, elements, strict=True)
+        xml = {b.id: etree.tostring(e, encoding="unicode") for b, e in pairs}
         self.ctx = ctx  # the run's
         self.payload = payload
         self.seq = ctx.state.seq + 1  # the FORK transition's
@@ -102,7 +106,8 @@ class Fork:
             state.seq = self.seq + 2 * k  # provisional; ``numbering`` gives the final seqs
             state.fsm_state = State.BEHAVIOR_RUNNING
             state.start_behavior(behavior, xml[behavior.id])
-            doc = NotebookDocument(copy.deepcopy(ctx.doc.nb), _discard)
+            # a branch's notebook is never saved: its cells reach notebook.ipynb only when kept
+            doc = NotebookDocument(copy.deepcopy(ctx.doc.nb), lambda text: None)
             branch_ctx = RunContext(ctx.config, ctx.store, doc, state, ctx.kernels)
             host = KernelHost(
                 branch_ctx,
@@ -314,6 +319,79 @@ def _noted(entry: dict[str, Any], note: str) -> dict[str, Any]:
 
 
 def _one_line(error: BaseException | None) -> str:
-    if error is None:
-        return ""
-    return " ".join(str(error).split())[:300] or type(error).__name__
+    return "" if error is None else " ".join(str(error).split())[:300] or type(error).__name__
+
+
+# -- the runner's side ------------------------------------------------------------------------
+class Turns(Protocol):
+    """What a fork takes from the runner: the run's parts and how it asks an agent (which
+    checks the budgets before each call)."""
+
+    ctx: RunContext
+    config: RunConfig
+    handlers: Handlers
+    host: KernelHost
+    exchange: AgentExchange
+    commits: Commits
+    named_modules: tuple[str, ...]
+
+    def ask(
+        self, row: fsm.Transition, log: TransitionLog, exchange: AgentExchange, b: Branch | None
+    ) -> ParsedPayload: ...
+
+    def count_reply(self, reply: AgentReply) -> None: ...
+
+
+def run_fork(run: Turns, parsed: ParsedPayload, log: TransitionLog, t0: float) -> Outcome:
+    """Run the branches, join, commit FORK ... JOIN; the JOIN's target and whether forced."""
+    behaviors = run.handlers.on_fork(parsed, log)
+    forked = Entry(
+        log,
+        Event.FORK,
+        Outcome(State.BEHAVIOR_RUNNING, about=run.handlers.here()),
+        int((time.monotonic() - t0) * 1000),
+    )
+    fork, kept = Fork(run.ctx, parsed, behaviors, run.named_modules), None
+    try:
+        fork.run(lambda b: _branch(run, b), at_once=run.config.fork_at_once)
+        fork.raise_fatal()
+        kept = fork.join()
+        final, join_seq = fork.numbering()
+        join = TransitionLog(
+            join_seq, Event.JOIN.value, State.BEHAVIOR_RUNNING.value, None, "", 0, utc_now()
+        )
+        join.notes.append(fork.summary_line(kept))
+        run.ctx.state = new = fork.adopt(kept, final, join_seq)
+        outcome = Outcome(State.STEP_COMPLETED)
+        if kept is None:
+            new.seq = join_seq - 1  # the failure note G3 may add is the JOIN's
+            outcome = run.handlers.no_branch_kept(join.notes[0], join)
+        outcome = Outcome(outcome.target, outcome.forced, about=(new.path, new.iteration))
+        ms = int((time.monotonic() - t0) * 1000)
+        run.commits.all([forked, *fork.branch_entries(final), Entry(join, Event.JOIN, outcome, ms)])
+    finally:
+        if kept is not None and kept.host.kernel is not None:
+            run.host.adopt(kept.host)
+        fork.close(kept)
+    return outcome
+
+
+def _branch(run: Turns, b: Branch) -> None:
+    """A branch's action and reflection, handled as the run's own are, logged apart."""
+    s = b.ctx.state
+    exchange = AgentExchange(
+        run.ctx.store,
+        max_repairs=run.exchange.max_repairs,
+        on_reply=run.count_reply,
+        check=b.handlers.check_payload,
+        persist=False,
+    )
+    for _ in range(2):  # COMPLETE_ACTION, then COMPLETE_STEP
+        row = fsm.event_from(s.fsm_state)
+        t0, log = time.monotonic(), next_log(s, row.event, row.agent)
+        log.branch = b.id
+        parsed = run.ask(row, log, exchange, b)
+        log.set_payload(element_for_log(parsed))
+        outcome = b.handlers.handle(row.event, parsed, log)
+        b.logs.append(Entry(log, row.event, outcome, int((time.monotonic() - t0) * 1000)))
+        s.seq, s.fsm_state = log.head.seq, outcome.target

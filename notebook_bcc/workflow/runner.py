@@ -2,7 +2,7 @@
 
 Take the table's event for the current state, ask the agent, hand the payload to its handler
 (``handlers.py``), then commit it (``commit.py``: a pending log, the event lines, state.json,
-the log's rename); a fork is driven by ``forking.py``. ``session.py`` opens runs;
+the log's rename); a fork is driven by ``fork.py``. ``session.py`` opens runs;
 docs/architecture.md, "One transition", draws it.
 """
 
@@ -32,8 +32,7 @@ from notebook_bcc.workflow.commit import Commits, next_log
 from notebook_bcc.workflow.context import RunContext, RunResult
 from notebook_bcc.workflow.exchange import AgentExchange, foreseen_parts, question
 from notebook_bcc.workflow.finish import COMPLETED_WITH_FAILED_STEPS, finish
-from notebook_bcc.workflow.fork import Branch
-from notebook_bcc.workflow.forking import run_fork
+from notebook_bcc.workflow.fork import Branch, run_fork
 from notebook_bcc.workflow.handlers import Handlers, Outcome
 from notebook_bcc.workflow.host import KernelHost
 from notebook_bcc.workflow.kernels import KernelFactory, open_kernel

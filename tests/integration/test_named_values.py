@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from notebook_bcc.contract.run_block import ANCHOR_WORDS
+from notebook_bcc.contract.prompts import ANCHOR_WORDS
 from tests.fakellm import FakeLLM, Request
 from tests.integration.test_llm import bcc_scripted as bcc
 from tests.integration.test_llm import model_run
@@ -56,7 +56,7 @@ import os
 import pandas as pd
 from scipy import stats
 
-from notebook_bcc.contract.run_block import ANCHOR_WORDS
+from notebook_bcc.contract.prompts import ANCHOR_WORDS
 people = pd.read_csv(user_submit_files[0])
 _sw = stats.shapiro(people["age"])
 _r = stats.pearsonr(people["income"], people["age"])

@@ -6,7 +6,14 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from notebook_bcc.contract.observation import Attempt, CellFact, Observation, StageView, StepView
+from notebook_bcc.contract.observation import (
+    Attempt,
+    CellFact,
+    Checks,
+    Observation,
+    StageView,
+    StepView,
+)
 from notebook_bcc.contract.payloads import BehaviorPayload, VariableSpec
 from notebook_bcc.contract.prompts import PROMPT_BUDGET_CHARS, render
 from notebook_bcc.fsm import Event
@@ -73,7 +80,7 @@ def test_decision_text_is_never_cut_even_past_the_budget() -> None:
 
 def test_earlier_attempts_are_dropped_oldest_first_and_named() -> None:
     attempts = tuple(
-        Attempt(f"fit_b{i}", i, "t", (CellFact("error", "x" * 3_000, "ValueError", "bad"),), (), "retry", "why")
+        Attempt(f"fit_b{i}", i, "t", (CellFact("error", "x" * 3_000, "ValueError", "bad"),), Checks(), "retry", "why")
         for i in range(1, 60)
     )  # fmt: skip
     prompt = render(_obs("COMPLETE_STAGE", attempts=attempts))
@@ -175,7 +182,7 @@ def test_the_second_trial_s_open_points_are_answered_in_the_prompts() -> None:
 
 def test_a_retry_shows_the_reviewers_feedback_once() -> None:
     feedback = "FEEDBACK-7: the column is called Price, not price."
-    attempt = Attempt("fit_b1", 1, "t", (), (), "retry", f"Goal missed. {feedback}")
+    attempt = Attempt("fit_b1", 1, "t", (), Checks(), "retry", f"Goal missed. {feedback}")
     for event in ("START_BEHAVIOR", "COMPLETE_ACTION"):
         prompt = render(_obs(event, attempts=(attempt,), feedback=feedback))
         assert prompt.user.count("FEEDBACK-7") == 1, event
@@ -269,9 +276,9 @@ def test_a_retry_shows_the_generator_the_last_attempts_code() -> None:
     cells = (CellFact("ok", "3", code="LAST_CODE = 1"), CellFact("error", "", "KeyError", "x",
              code="print(frame['x'])"))  # fmt: skip
     first = Attempt(
-        "fit_b1", 1, "t", (CellFact("ok", "", code="FIRST_CODE = 0"),), (), "retry", "a"
+        "fit_b1", 1, "t", (CellFact("ok", "", code="FIRST_CODE = 0"),), Checks(), "retry", "a"
     )
-    second = Attempt("fit_b2", 2, "t", cells, (), "retry", "Use frame['y'].")
+    second = Attempt("fit_b2", 2, "t", cells, Checks(), "retry", "Use frame['y'].")
     obs = _obs("COMPLETE_ACTION", attempts=(first, second), feedback="Use frame['y'].")
     user = render(obs).user
     assert (
@@ -400,3 +407,23 @@ def test_one_rule_for_each_thing() -> None:
         in (texts["RUN.md"])
     )
     assert "A cell\nthat ran without error stays in the notebook" in texts["COMPLETE_ACTION.md"]
+
+
+def test_an_earlier_attempts_checks_show_what_failed_whole_and_what_passed_counted() -> None:
+    checks = Checks(
+        artifacts=(("model", True), ("scores", False), ("frame", True)),
+        criteria=(("r2 > 0.5", "passed", ""), ("len(scores) == 5", "error", "NameError: scores")),
+        notes=("the cell took 40 s",),
+    )
+    attempt = Attempt("fit_b1", 1, "t", (), checks, "retry", "Make scores.")
+    user = render(_obs("START_BEHAVIOR", attempts=(attempt,), behaviors_in_step=1)).user
+    assert (
+        "checks passed: 2 artifacts present, 1 criteria passed\n"
+        "artifact scores: MISSING\n"
+        "criterion `len(scores) == 5`: error (NameError: scores)\n"
+        "note: the cell took 40 s\n" in user
+    )
+    current = render(_obs("COMPLETE_STEP", artifacts=checks.artifacts, criteria=checks.criteria))
+    assert "artifact model: present\nartifact scores: MISSING\nartifact frame: present\n" in (
+        current.user
+    )
