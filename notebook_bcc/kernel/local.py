@@ -44,8 +44,15 @@ class _BoundedKernelManager(AsyncKernelManager):
     """Starts an ipykernel spec through ``stream.py``'s launcher (``BoundedKernelApp``)."""
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        """The spec's command, ``-m ipykernel_launcher`` (or the older ``-m ipykernel``, which
+        runs the same app) swapped for bcc's launcher; any other command as it is."""
         cmd = super().format_kernel_cmd(extra_arguments)
-        return [processes.KERNEL_LAUNCHER if part == "ipykernel_launcher" else part for part in cmd]
+        return [
+            processes.KERNEL_LAUNCHER
+            if i and cmd[i - 1] == "-m" and part in ("ipykernel_launcher", "ipykernel")
+            else part
+            for i, part in enumerate(cmd)
+        ]
 
 
 class LocalBackend:

@@ -15,7 +15,8 @@ on the client's side brings a dropped message back, so the kernel queues ``IOPUB
 instead, as ``ready.py`` raises the client's. zmq sizes a client's queue when the client
 connects, and bcc's client connects while the kernel starts, so the size must be set before
 the socket is bound: ``BoundedKernelApp`` does it, and bcc launches the kernel with this module
-(``python -m notebook_bcc.kernel.stream``) where the kernel spec says ``ipykernel_launcher``.
+(``python -m notebook_bcc.kernel.stream``) where the kernel spec runs ``-m ipykernel_launcher``
+or ``-m ipykernel``.
 Setting it later, on the bound socket, held only for clients that connected after.
 """
 
