@@ -399,8 +399,11 @@ def test_one_rule_for_each_thing() -> None:
     texts = {p.name: p.read_text(encoding="utf-8") for p in resource_dir().glob("*.md")}
     for name, text in texts.items():
         for line in text.split("\n- "):
-            if "`final_answers`" in line and "last stage" in line:
-                assert "`final_summary` (always, from the last stage)" in line, name
+            assert not ("`final_answers`" in line and "last stage" in line), name
+    summary = (
+        "`final_summary` (always, by the last step\n  with its other work, not a step of its own)"
+    )
+    assert summary in texts["START_WORKFLOW.md"]
     assert "Any stage may create it; every later step adds to the one dict" in texts["RESULTS.md"]
     assert (
         "Inside\n  CDATA everything is written as is and read as is: never `&lt;` there."
