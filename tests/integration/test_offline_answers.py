@@ -109,7 +109,7 @@ def test_questions_about_a_named_file_plan_no_model(tmp_path: Path) -> None:
     rng = np.random.default_rng(2)
     n = 200
     limit = rng.uniform(1000, 12000, n).round(0)
-    pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "ID": range(1, n + 1),
             "Income": rng.gamma(3.0, 15.0, n).round(3),
@@ -119,7 +119,8 @@ def test_questions_about_a_named_file_plan_no_model(tmp_path: Path) -> None:
             "Married": rng.choice(["Yes", "No"], n),
             "Balance": (limit * rng.uniform(0, 0.2, n)).round(0),
         }
-    ).to_csv(tmp_path / "Credit.csv", index=False)
+    )
+    frame.to_csv(tmp_path / "Credit.csv", index=False)
     problem = "# Credit card balances\n\nThe data is in `Credit.csv`.\n\n" + "\n".join(
         f"{i}. {q}" for i, q in enumerate(CREDIT_QUESTIONS, 1)
     )
@@ -128,7 +129,9 @@ def test_questions_about_a_named_file_plan_no_model(tmp_path: Path) -> None:
     assert [st["id"] for st in summary["stages"] if "model" in st["id"]] == []
     assert len(summary["answers"]) == 6
     assert summary["answers"][0]["values"] == {"mean_income": None, "std_income": None}
-    assert not any(a["answered"] for a in summary["answers"])  # none is guessed
+    # the correlation of two named columns is computed; none of the others is guessed
+    assert summary["answers"][2]["value"] == round(frame["Limit"].corr(frame["Rating"]), 4)
+    assert [a["answered"] for a in summary["answers"]] == [False, False, True, False, False, False]
 
 
 def test_a_question_that_keeps_only_some_rows_is_not_answered_over_all(tmp_path: Path) -> None:
@@ -238,3 +241,56 @@ def test_the_penguins_answer_using_a_standard_deviation_carries_both_readings(
         assert pct["values"]["bootstrap_p95"] <= values["bootstrap_p95"]
         assert set(pct["values"]) == {"bootstrap_p05", "bootstrap_p95"}
     assert summary["verification"]["results"] == "reproduced"  # the readings re-run too
+
+
+def test_which_rows_rank_highest_when_each_is_one_name_and_two_columns_correlation(
+    tmp_path: Path,
+) -> None:
+    """A new user's world-data questions went unanswered: "which five countries have the
+    highest life expectancy" (each country is one row: the answer is rows, not a group) and
+    "is CO2 emission correlated with GDP" (two named columns). A tie at the cut, a third
+    column the question names, and a word inside a longer column's name are handled as stated."""
+    rng = np.random.default_rng(8)
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "Country": [f"land{i:02d}" for i in range(n)],
+            "Life expectancy": rng.normal(72, 6, n).round(1),
+            "GDP": rng.gamma(2.0, 300.0, n).round(1),
+            "Population": rng.integers(1, 900, n),
+        }
+    )
+    frame["Co2-Emissions"] = (frame["GDP"] * rng.normal(2.0, 0.6, n)).round(1)
+    frame["Urban_population"] = (frame["Population"] * rng.uniform(0.3, 0.9, n)).round()
+    frame.loc[frame["Life expectancy"].idxmin(), "Life expectancy"] = 40.0
+    frame.loc[frame["GDP"].nsmallest(2).index, "GDP"] = 1.0  # two lowest tie
+    frame.to_csv(tmp_path / "world.csv", index=False)
+    problem = (
+        "1. Which five countries have the highest life expectancy?\n"
+        "2. Is CO2 emission per country correlated with GDP?\n"
+        "3. Give the Spearman correlation between urban population and GDP.\n"
+        "4. Which country has the lowest life expectancy?\n"
+        "5. Which country has the lowest GDP?\n"
+    )
+    top, corr, spearman, lowest, tied = offline(tmp_path, problem, tmp_path / "world.csv")[
+        "answers"
+    ]
+    assert top["answered"]
+    assert top["value"] == list(frame.nlargest(5, "Life expectancy")["Country"])
+    assert top["text"].startswith("the 5 rows of `Country` with the highest `Life expectancy`: ")
+    r = frame["Co2-Emissions"].corr(frame["GDP"])
+    rho = frame["Co2-Emissions"].corr(frame["GDP"], method="spearman")
+    assert corr["answered"] and corr["value"] == round(r, 4)
+    assert f"the other reading, Spearman's rho: {rho:.4f}" in corr["text"]
+    assert corr["readings"] == [
+        {"reading": "Spearman's rho", "values": {"correlation": round(rho, 4)}}
+    ]
+    rho_urban = frame["Urban_population"].corr(frame["GDP"], method="spearman")
+    assert spearman["answered"] and spearman["value"] == round(rho_urban, 4)
+    assert spearman["text"].startswith("Spearman's rho of `Urban_population` and `GDP`")
+    assert not spearman.get("readings")
+    assert (
+        lowest["answered"]
+        and lowest["value"] == frame.loc[frame["Life expectancy"].idxmin(), "Country"]
+    )
+    assert not tied["answered"] and "`GDP` ties at the cut: " in tied["text"]

@@ -1,6 +1,7 @@
 
 # Answer what the table and the fitted model answer directly, computed in the kernel:
-# "which <group> has the most / least <measure>" from clean_dataset; "what determines <target>"
+# "which <group> has the most / least <measure>" (or which rows, when each is one of a name) and
+# the correlation of two named columns from clean_dataset; "what determines <target>"
 # from the model's permutation importance; "report the cross-validated / held-out score" from
 # final_metrics. Any other question is listed as not answered, with the reason, never guessed.
 _BCC_MAX = r"\b(most|largest|highest|biggest|greatest|top|maximum|more)\b"
@@ -22,6 +23,10 @@ def _bcc_words(text):
     return " " + re.sub(r"[^a-z0-9²]+", " ", str(text).lower()).strip() + " "
 
 
+def _bcc_plurals(name):
+    return (name + "s", name + "es") + ((name[:-1] + "ies",) if re.search(r"[^aeiou]y$", name) else ())
+
+
 def _bcc_named_at(question, column):
     # where the question names the column (its words, singular or plural), or None
     name = _bcc_words(column).strip()
@@ -29,7 +34,7 @@ def _bcc_named_at(question, column):
         return None
     # "customer_id" is the customer, "flipper_length_mm" the flipper length
     bare = re.sub(_BCC_SUFFIX, "", name)
-    for form in (name, name + "s", name + "es", name[:-1] if name.endswith("s") else name, bare):
+    for form in (name, *_bcc_plurals(name), name[:-1] if name.endswith("s") else name, bare):
         at = question.find(" " + form + " ")
         if at >= 0:
             return at
@@ -40,7 +45,7 @@ def _bcc_id_like(column, id_cols):
     return column in id_cols or re.search(_BCC_ID_WORDS, _bcc_words(column).strip()) is not None
 
 
-def _bcc_groups(question, frame, id_cols):
+def _bcc_heads(question, frame):
     # the columns the phrase after "which" / "what" names, read as its head noun: in "which
     # customer segment" the group is `segment`, not `customer_id`; several when they tie
     q = _bcc_words(question)
@@ -55,7 +60,7 @@ def _bcc_groups(question, frame, id_cols):
             size = len(form.split())
             for i in range(len(words) - size + 1):
                 said = " ".join(words[i : i + size])  # the form itself, or its plural
-                if said in (form, form + "s", form + "es") or (form.endswith("s") and said == form[:-1]):
+                if said in (form, *_bcc_plurals(form)) or (form.endswith("s") and said == form[:-1]):
                     spans.append((i + size - 1, size, c))
     if not spans:
         return []
@@ -65,8 +70,7 @@ def _bcc_groups(question, frame, id_cols):
         run_end = max(s[0] for s in spans if s[0] - s[1] + 1 <= run_end + 1)
     heads = [s for s in spans if s[0] == run_end]
     longest = max(s[1] for s in heads)
-    heads = list(dict.fromkeys(c for end, size, c in heads if size == longest))
-    return [c for c in heads if not _bcc_id_like(c, id_cols)]
+    return list(dict.fromkeys(c for end, size, c in heads if size == longest))
 
 
 def _bcc_number(value):
@@ -112,9 +116,14 @@ def _bcc_rank_answer(question, frame, id_cols):
     if restricted:
         return None, (f"the question keeps only some rows ('{restricted.group(1)} …'), which the "
                       "offline analyst does not apply: its answer over every row could be wrong")
-    groups = _bcc_groups(question, frame, id_cols)
+    heads = _bcc_heads(question, frame)
+    groups = [c for c in heads if not _bcc_id_like(c, id_cols)]
+    entities = [c for c in heads if c not in groups and frame[c].dropna().is_unique]
+    if not groups and len(entities) == 1:
+        return _bcc_top_rows(question, frame, id_cols, entities[0])
     if not groups:
-        return None, "no column of the table is the group the question asks about (ID columns are never read as one)"
+        return None, ("no column of the table is the group the question asks about (an ID column is "
+                      "read only as one row each, when each of its values is one row)")
     readings = [(g, *_bcc_rank(question, frame, id_cols, g)) for g in groups]
     values = {str(v) for _, v, _ in readings if v is not None}
     if len(readings) == 1 or len(values) == 1:
@@ -122,6 +131,69 @@ def _bcc_rank_answer(question, frame, id_cols):
     both = "; ".join(f"`{g}`: {v if v is not None else t}" for g, v, t in readings)
     return None, f"the question has {len(readings)} readings, which answer differently ({both})"
 
+
+_BCC_HOW_MANY = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+def _bcc_top_rows(question, frame, id_cols, entity):
+    # "which five countries have the highest life expectancy": each value of `entity` is one
+    # row, so the answer is the rows with the highest (lowest) value of the column the question
+    # names, as many as it asks for (one unless it says a number); a tie at the cut is stated
+    q = _bcc_words(question)
+    high = bool(re.search(_BCC_MAX, q))
+    numeric = [c for c in frame.select_dtypes("number").columns if not _bcc_id_like(c, id_cols)]
+    named = sorted((at, c) for c in numeric if (at := _bcc_named_at(q, c)) is not None)
+    if not named:
+        return None, f"the question does not say which number ranks the rows of `{entity}`"
+    measure = named[0][1]
+    said = re.search(r" (?:which|what|the) (?:top )?(\d+|" + "|".join(_BCC_HOW_MANY) + ") ", q)
+    k = 1 if said is None else int(_BCC_HOW_MANY.get(said.group(1), said.group(1)))
+    rows = frame.dropna(subset=[entity, measure]).sort_values(measure, ascending=not high, kind="stable")
+    if not 0 < k < len(rows):
+        return None, f"it asks for {k} of {len(rows)} rows that have `{measure}`"
+    cut, after = rows[measure].iloc[k - 1], rows[measure].iloc[k]
+    if cut == after:
+        tied = ", ".join(str(e) for e in rows.loc[rows[measure] == cut, entity])
+        return None, f"`{measure}` ties at the cut: {tied} all have {_bcc_number(cut)}"
+    top = rows.head(k)
+    names = [v.item() if hasattr(v, "item") else v for v in top[entity]]
+    listed = ", ".join(f"{e} {_bcc_number(v)}" for e, v in zip(names, top[measure]))
+    text = (f"the {'row' if k == 1 else f'{k} rows'} of `{entity}` with the {'highest' if high else 'lowest'} "
+            f"`{measure}`: {listed} (next: {rows[entity].iloc[k]}, {_bcc_number(after)}), "
+            f"over {len(rows):,} rows of clean_dataset")
+    return (names[0] if k == 1 else names), text
+
+
+def _bcc_correlation_answer(question, frame, id_cols):
+    # "is A correlated with B", "the correlation between A and B": the two numeric columns the
+    # question names, over the rows that have both; Pearson's r, with Spearman's rho as the other
+    # reading unless the question names its coefficient
+    q = _bcc_words(question)
+    if not re.search(r" correlat\w* ", q):
+        return None
+    restricted = re.search(_BCC_RESTRICTED, q.replace(" between ", " "))
+    if restricted:
+        return None, (f"the question keeps only some rows ('{restricted.group(1)} …'), which the "
+                      "offline analyst does not apply: its answer over every row could be wrong")
+    numeric = [c for c in frame.select_dtypes("number").columns if not _bcc_id_like(c, id_cols)]
+    named = [c for c in numeric if _bcc_named_at(q, c) is not None]
+    # "urban population" names `Urban_population`, not `Population` as well
+    named = [c for c in named if not any(d != c and f" {_bcc_words(c).strip()} " in _bcc_words(d) for d in named)]
+    if len(named) != 2:
+        return None, f"the question names {len(named)} numeric columns of the table ({', '.join(map(str, named)) or 'none'}), not two"
+    a, b = sorted(named, key=lambda c: _bcc_named_at(q, c))
+    rows = frame[[a, b]].dropna()
+    if len(rows) < 3:
+        return None, f"fewer than three rows have both `{a}` and `{b}`"
+    pearson, spearman = (round(float(rows[a].corr(rows[b], method=m)), 4) for m in ("pearson", "spearman"))
+    first, other = ((("Spearman's rho", spearman), ("Pearson's r", pearson)) if " spearman " in q
+                    else (("Pearson's r", pearson), ("Spearman's rho", spearman)))
+    text = f"{first[0]} of `{a}` and `{b}`: {first[1]:.4f}, over {len(rows):,} rows of clean_dataset that have both"
+    readings = []
+    if not re.search(r" (pearson|spearman) ", q):
+        text += f" (the other reading, {other[0]}: {other[1]:.4f})"
+        readings.append({"reading": other[0], "values": {"correlation": other[1]}})
+    return first[1], text, {}, readings
 
 def _bcc_contrast_answer(question, frame, id_cols):
     # "which measurement differs most between malignant and benign samples": the two groups are
@@ -240,6 +312,7 @@ def _bcc_answer(question, frame, id_cols):
     # first reason ("which factors matter most" is no ranking of groups, but it is answered)
     why = None
     for found in (_bcc_contrast_answer(question, frame, id_cols),
+                  _bcc_correlation_answer(question, frame, id_cols),
                   _bcc_rank_answer(question, frame, id_cols),
                   _bcc_drivers_answer(question, globals().get("TARGET")),
                   _bcc_metrics_answer(question)):
@@ -247,7 +320,8 @@ def _bcc_answer(question, frame, id_cols):
             return (*found, {}, [])[:4]
         why = why or (found[1] if found is not None else None)
     return None, why or ("the offline analyst answers only 'which ... most / least', 'which ... differs most "
-                         "between <a> and <b>', 'what determines <target>' and score questions"), {}, []
+                         "between <a> and <b>', the correlation of two columns, 'what determines <target>' "
+                         "and score questions"), {}, []
 
 
 _bcc_ids = set((globals().get("integrity_report") or {}).get("id_like_columns", []))
