@@ -148,19 +148,23 @@ def final_summary(ctx: RecipeContext) -> Pairs:
 
 ANSWERS_TEXT = (
     "The problem asks specific questions. The offline analyst answers from `clean_dataset` "
-    "those of the form *which (group) has the most / least (number)*: the total when the "
+    "those of the forms *which (group) has the most / least (number)* (the total when the "
     "question speaks of spending, sales or totals, else the mean, or the number of rows when "
-    "no number is named. Every other question is listed in `final_answers` as **not "
-    "answered**, with the reason, rather than guessed; a model (`--model`) can answer them."
+    "no number is named; the top rows when each value of a name is one row), *which "
+    "(measurement) differs most between (a) and (b)* and *the correlation of (a) and (b)*, "
+    "and, from a fitted model, what determines the target and the model's scores. Every other "
+    "question is listed in `final_answers` as **not answered**, with the reason, rather than "
+    "guessed; a model (`--model`) can answer them."
 )
 
 ANSWERS = template("eda_answers.py")
 
 
 FOLLOW_UP_TEXT = (
-    "A follow-up question, answered from `clean_dataset` as the problem's questions were: "
-    "*which (group) has the most / least (number)*; any other is listed as **not answered**, "
-    "with the reason. Its answer is added to `final_answers`; the earlier answers stay."
+    "A follow-up question, answered from `clean_dataset` as the problem's questions were "
+    "(*which (group) has the most / least (number)*, the correlation of two columns, ...); "
+    "any other is listed as **not answered**, with the reason. Its answer is added to "
+    "`final_answers`; the earlier answers stay."
 )
 
 #: the answers cell, adding to ``final_answers`` instead of starting it
