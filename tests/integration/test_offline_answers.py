@@ -271,8 +271,9 @@ def test_which_rows_rank_highest_when_each_is_one_name_and_two_columns_correlati
         "3. Give the Spearman correlation between urban population and GDP.\n"
         "4. Which country has the lowest life expectancy?\n"
         "5. Which country has the lowest GDP?\n"
+        "6. Which column is most correlated with GDP?\n"
     )
-    top, corr, spearman, lowest, tied = offline(tmp_path, problem, tmp_path / "world.csv")[
+    top, corr, spearman, lowest, tied, most = offline(tmp_path, problem, tmp_path / "world.csv")[
         "answers"
     ]
     assert top["answered"]
@@ -294,3 +295,8 @@ def test_which_rows_rank_highest_when_each_is_one_name_and_two_columns_correlati
         and lowest["value"] == frame.loc[frame["Life expectancy"].idxmin(), "Country"]
     )
     assert not tied["answered"] and "`GDP` ties at the cut: " in tied["text"]
+    others = frame.drop(columns=["Country", "GDP"])
+    by_r = others.corrwith(frame["GDP"]).abs().idxmax()
+    assert by_r == others.corrwith(frame["GDP"], method="spearman").abs().idxmax()
+    assert most["answered"] and most["value"] == by_r
+    assert most["text"].startswith(f"`{by_r}`: the largest (either sign) correlation with `GDP`")

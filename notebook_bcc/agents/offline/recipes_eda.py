@@ -151,8 +151,9 @@ ANSWERS_TEXT = (
     "those of the forms *which (group) has the most / least (number)* (the total when the "
     "question speaks of spending, sales or totals, else the mean, or the number of rows when "
     "no number is named; the top rows when each value of a name is one row), *which "
-    "(measurement) differs most between (a) and (b)* and *the correlation of (a) and (b)*, "
-    "and, from a fitted model, what determines the target and the model's scores. Every other "
+    "(measurement) differs most between (a) and (b)*, *the correlation of (a) and (b)*, "
+    "*which column is most correlated with (a)* and, from a fitted model, what determines the "
+    "target and the model's scores. Every other "
     "question is listed in `final_answers` as **not answered**, with the reason, rather than "
     "guessed; a model (`--model`) can answer them."
 )

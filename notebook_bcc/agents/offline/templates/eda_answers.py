@@ -179,6 +179,9 @@ def _bcc_correlation_answer(question, frame, id_cols):
     named = [c for c in numeric if _bcc_named_at(q, c) is not None]
     # "urban population" names `Urban_population`, not `Population` as well
     named = [c for c in named if not any(d != c and f" {_bcc_words(c).strip()} " in _bcc_words(d) for d in named)]
+    ranks = re.search(r" (which|what) ", q) and (re.search(_BCC_MAX, q) or re.search(r" strong\w* ", q))
+    if len(named) == 1 and ranks:
+        return _bcc_most_correlated(q, frame, numeric, named[0])
     if len(named) != 2:
         return None, f"the question names {len(named)} numeric columns of the table ({', '.join(map(str, named)) or 'none'}), not two"
     a, b = sorted(named, key=lambda c: _bcc_named_at(q, c))
@@ -194,6 +197,31 @@ def _bcc_correlation_answer(question, frame, id_cols):
         text += f" (the other reading, {other[0]}: {other[1]:.4f})"
         readings.append({"reading": other[0], "values": {"correlation": other[1]}})
     return first[1], text, {}, readings
+
+
+def _bcc_most_correlated(q, frame, numeric, target):
+    # "which variable is most correlated with price": the other numeric column with the largest
+    # |r| (the most positive or the most negative when the question says which); answered when
+    # Pearson's r and Spearman's rho pick the same column, else not answered, both stated
+    others = [c for c in numeric if c != target]
+    sign = 1 if re.search(r" positiv\w* ", q) else -1 if re.search(r" negativ\w* ", q) else 0
+    picks = {}
+    for method in ("pearson", "spearman"):
+        r = frame[others].corrwith(frame[target], method=method).dropna()
+        if len(r) < 2:
+            return None, f"fewer than two other numeric columns correlate with `{target}`"
+        picks[method] = (r, (sign * r if sign else r.abs()).sort_values(ascending=False).index)
+    (pr, porder), (sr, sorder) = picks["pearson"], picks["spearman"]
+    best, runner = porder[0], porder[1]
+    which = "most positive" if sign > 0 else "most negative" if sign < 0 else "largest (either sign)"
+    if best != sorder[0]:
+        return None, (f"Pearson's r and Spearman's rho pick different columns for the {which} correlation "
+                      f"with `{target}`: `{best}` (r {pr[best]:.4f}) and `{sorder[0]}` (rho {sr[sorder[0]]:.4f})")
+    text = (f"`{best}`: the {which} correlation with `{target}`, Pearson's r {pr[best]:.4f} (Spearman's rho "
+            f"{sr[best]:.4f}; next `{runner}`, r {pr[runner]:.4f}), each over the rows of clean_dataset that "
+            "have both")
+    return best, text
+
 
 def _bcc_contrast_answer(question, frame, id_cols):
     # "which measurement differs most between malignant and benign samples": the two groups are
