@@ -1,6 +1,6 @@
 """What reading a text table changes, against how the file writes it: a header with spaces
 around a name, text read as missing ("None", "NA"), numbers written with leading zeros,
-times of day with no date. The preview (``preview.py``) states these beside what the reader
+times of day with no date; and characters a printed value hides (a no-break space). The preview (``preview.py``) states these beside what the reader
 made of each column, so a model never takes the reader's view for the file's.
 """
 
@@ -15,7 +15,14 @@ import pandas as pd
 
 from notebook_bcc.inputs.tables import open_decompressed
 
-__all__ = ["RAW_LINE_CHARS", "as_written", "clock_times", "raw_columns", "raw_lines"]
+__all__ = [
+    "RAW_LINE_CHARS",
+    "as_written",
+    "clock_times",
+    "raw_columns",
+    "raw_lines",
+    "unseen_characters",
+]
 
 RAW_LINE_CHARS = 300
 
@@ -51,10 +58,13 @@ _NA_TEXTS = frozenset(
 
 def as_written(column: pd.Series, header: str, raw: list[str]) -> str:
     """What reading changed: a header written with spaces around it, text read as missing
-    ("None", "NA"), numbers written with leading zeros (an ID read as an integer loses them)."""
+    ("None", "NA"), numbers written with leading zeros (an ID read as an integer loses them);
+    and what a text value's printed form hides (``unseen_characters``)."""
     said = ""
     if header != str(column.name) and header.strip() == str(column.name):
         said = f"; in the file's header {header!r}"
+    if not pd.api.types.is_numeric_dtype(column):
+        said += unseen_characters(column)
     if not raw:
         return said
     tokens: dict[str, int] = {}
@@ -64,7 +74,7 @@ def as_written(column: pd.Series, header: str, raw: list[str]) -> str:
     if tokens:
         listed = ", ".join(f"{t!r} ({n:,})" for t, n in sorted(tokens.items(), key=lambda x: -x[1]))
         sample = f" in the first {len(raw):,} rows" if len(raw) >= RAW_SAMPLE_LINES else ""
-        said = f"; written in the file as {listed}{sample}, which reading counts as missing"
+        said += f"; written in the file as {listed}{sample}, which reading counts as missing"
     if not pd.api.types.is_numeric_dtype(column):
         return said
     zeros = [v for v in raw if _LEADING_ZERO.match(v)]
@@ -74,6 +84,34 @@ def as_written(column: pd.Series, header: str, raw: list[str]) -> str:
         f"; written with leading zeros in the file ({zeros[0]}), which reading it as numbers "
         "drops: read it as text (dtype=str) where they matter"
     )
+
+
+#: characters that print as a space, or as nothing, and are not ' ' (two trials' date parsers
+#: failed on "April\xa019 – 21", which every preview line showed as "April 19 – 21")
+_UNSEEN = {
+    "\xa0": "U+00A0 (no-break space)",
+    "\u202f": "U+202F (narrow no-break space)",
+    "\u2009": "U+2009 (thin space)",
+    "\u200b": "U+200B (zero-width space)",
+    "\ufeff": "U+FEFF (zero-width no-break space)",
+    "\t": "a tab",
+}
+_ANY_UNSEEN = re.compile("[" + "".join(_UNSEEN) + "]")
+
+
+def unseen_characters(column: pd.Series) -> str:
+    """How many of a text column's values hold a character that prints as a space or as
+    nothing and is not ' ' (``_UNSEEN``), each named: a value's printed form hides them."""
+    values = column.dropna().astype(str)
+    if values.empty or not values.str.contains(_ANY_UNSEEN).any():
+        return ""
+    counts = [(values.str.contains(ch, regex=False).sum(), name) for ch, name in _UNSEEN.items()]
+    listed = ", ".join(
+        f"{n:,} {'value contains' if n == 1 else 'values contain'} {name}"
+        for n, name in counts
+        if n
+    )
+    return f"; {listed}, which prints like a space (or nothing) but is not ' '"
 
 
 _CLOCK_TIME = re.compile(r"^\s*\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?\s*$")

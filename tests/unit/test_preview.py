@@ -227,3 +227,21 @@ def test_names_with_spaces_are_quoted_and_text_read_as_missing_is_said(tmp_path:
     area = next(line for line in text.splitlines() if line.startswith("- area:"))
     assert "2 missing" in area
     assert "written in the file as 'None' (1), 'NA' (1), which reading counts as missing" in area
+
+
+def test_a_no_break_space_that_prints_as_a_space_is_said(tmp_path: Path) -> None:
+    """Two cost-table players' date parsers failed on "April\\xa019 – 21", which the preview's
+    lines showed as "April 19 – 21"; a header note and text read as missing are both kept."""
+    data = tmp_path / "t.csv"
+    data.write_text(
+        "name, dates,n\nA,April\xa019 – 21,1\nB,May 2 – 3,2\nC,June\xa01\u200b,3\nD,None,4\n",
+        encoding="utf-8",
+    )
+    text = preview_file(data, "assets/t.csv")
+    dates = next(line for line in text.splitlines() if line.startswith("- dates:"))
+    assert dates.endswith(
+        "; in the file's header ' dates'; 2 values contain U+00A0 (no-break space), 1 value "
+        "contains U+200B (zero-width space), which prints like a space (or nothing) but is not "
+        "' '; written in the file as 'None' (1), which reading counts as missing"
+    )
+    assert "U+" not in next(line for line in text.splitlines() if line.startswith("- name:"))
