@@ -264,6 +264,7 @@ def test_which_rows_rank_highest_when_each_is_one_name_and_two_columns_correlati
     frame["Urban_population"] = (frame["Population"] * rng.uniform(0.3, 0.9, n)).round()
     frame.loc[frame["Life expectancy"].idxmin(), "Life expectancy"] = 40.0
     frame.loc[frame["GDP"].nsmallest(2).index, "GDP"] = 1.0  # two lowest tie
+    frame.loc[[3, 7, 11], "Population"] = None  # a share of all rows, or of those with a value
     frame.to_csv(tmp_path / "world.csv", index=False)
     problem = (
         "1. Which five countries have the highest life expectancy?\n"
@@ -272,10 +273,12 @@ def test_which_rows_rank_highest_when_each_is_one_name_and_two_columns_correlati
         "4. Which country has the lowest life expectancy?\n"
         "5. Which country has the lowest GDP?\n"
         "6. Which column is most correlated with GDP?\n"
+        "7. How many countries have a population of more than 500, and what share of all "
+        "countries is that?\n"
+        "8. How many countries have a life expectancy of at least 75?\n"
     )
-    top, corr, spearman, lowest, tied, most = offline(tmp_path, problem, tmp_path / "world.csv")[
-        "answers"
-    ]
+    answers = offline(tmp_path, problem, tmp_path / "world.csv")["answers"]
+    top, corr, spearman, lowest, tied, most, share, count = answers
     assert top["answered"]
     assert top["value"] == list(frame.nlargest(5, "Life expectancy")["Country"])
     assert top["text"].startswith("the 5 rows of `Country` with the highest `Life expectancy`: ")
@@ -300,3 +303,9 @@ def test_which_rows_rank_highest_when_each_is_one_name_and_two_columns_correlati
     assert by_r == others.corrwith(frame["GDP"], method="spearman").abs().idxmax()
     assert most["answered"] and most["value"] == by_r
     assert most["text"].startswith(f"`{by_r}`: the largest (either sign) correlation with `GDP`")
+    over = int((frame["Population"] > 500).sum())
+    assert share["answered"] and share["value"] == over
+    assert share["values"] == {"count": over, "share": round(over / n, 4)}  # "of all countries"
+    assert share["readings"][0]["values"]["share"] == round(over / (n - 3), 4)
+    assert count["answered"] and count["value"] == int((frame["Life expectancy"] >= 75).sum())
+    assert "have `Life expectancy` >= 75" in count["text"]

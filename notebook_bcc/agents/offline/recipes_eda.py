@@ -152,13 +152,15 @@ ANSWERS_TEXT = (
     "question speaks of spending, sales or totals, else the mean, or the number of rows when "
     "no number is named; the top rows when each value of a name is one row), *which "
     "(measurement) differs most between (a) and (b)*, *the correlation of (a) and (b)*, "
-    "*which column is most correlated with (a)* and, from a fitted model, what determines the "
+    "*which column is most correlated with (a)*, *how many rows have (a) above (number)* and, "
+    "from a fitted model, what determines the "
     "target and the model's scores. Every other "
     "question is listed in `final_answers` as **not answered**, with the reason, rather than "
     "guessed; a model (`--model`) can answer them."
 )
 
-ANSWERS = template("eda_answers.py")
+#: the table's forms of question, then the model's and the loop that answers each one
+ANSWERS = template("eda_answers_table.py") + template("eda_answers.py")
 
 
 FOLLOW_UP_TEXT = (
