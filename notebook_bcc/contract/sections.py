@@ -324,7 +324,8 @@ def _follow_up(obs: Observation) -> str:
 
 def fields(obs: Observation) -> dict[str, str | History]:
     """What each ``$name`` of a template holds for ``obs``: text, or a trimmable History.
-    (What every prompt starts with is the run's block: :func:`notebook_bcc.contract.prompts.run_block`.)"""
+    (What every prompt starts with is the run's block:
+    :func:`notebook_bcc.contract.prompts.run_block`.)"""
     return {
         "location": obs.location or "(start)",
         "iteration": str(obs.iteration),

@@ -1,7 +1,8 @@
 """What reading a text table changes, against how the file writes it: a header with spaces
 around a name, text read as missing ("None", "NA"), numbers written with leading zeros,
-times of day with no date; and characters a printed value hides (a no-break space). The preview (``preview.py``) states these beside what the reader
-made of each column, so a model never takes the reader's view for the file's.
+times of day with no date; and characters a printed value hides (a no-break space). The
+preview (``preview.py``) states these beside what the reader made of each column, so a model
+never takes the reader's view for the file's.
 """
 
 from __future__ import annotations

@@ -153,8 +153,7 @@ ANSWERS_TEXT = (
     "no number is named; the top rows when each value of a name is one row), *which "
     "(measurement) differs most between (a) and (b)*, *the correlation of (a) and (b)*, "
     "*which column is most correlated with (a)*, *how many rows have (a) above (number)* and, "
-    "from a fitted model, what determines the "
-    "target and the model's scores. Every other "
+    "from a fitted model, what determines the target and the model's scores. Every other "
     "question is listed in `final_answers` as **not answered**, with the reason, rather than "
     "guessed; a model (`--model`) can answer them."
 )

@@ -45,6 +45,24 @@ def _bcc_id_like(column, id_cols):
     return column in id_cols or re.search(_BCC_ID_WORDS, _bcc_words(column).strip()) is not None
 
 
+def _bcc_restricted(q):
+    # why a question with a clause that keeps only some rows is not answered, or None
+    restricted = re.search(_BCC_RESTRICTED, q)
+    if restricted is None:
+        return None
+    return (f"the question keeps only some rows ('{restricted.group(1)} …'), which the "
+            "offline analyst does not apply: its answer over every row could be wrong")
+
+
+def _bcc_named_numbers(q, frame, id_cols):
+    # (the numeric columns that are no IDs, those the question names); "urban population" names
+    # `Urban_population`, not `Population` as well
+    numeric = [c for c in frame.select_dtypes("number").columns if not _bcc_id_like(c, id_cols)]
+    named = [c for c in numeric if _bcc_named_at(q, c) is not None]
+    named = [c for c in named if not any(d != c and f" {_bcc_words(c).strip()} " in _bcc_words(d) for d in named)]
+    return numeric, named
+
+
 def _bcc_heads(question, frame):
     # the columns the phrase after "which" / "what" names, read as its head noun: in "which
     # customer segment" the group is `segment`, not `customer_id`; several when they tie
@@ -112,10 +130,9 @@ def _bcc_rank_answer(question, frame, id_cols):
     q = _bcc_words(question)
     if not re.search(r" (which|what) ", q) or not (re.search(_BCC_MAX, q) or re.search(_BCC_MIN, q)):
         return None
-    restricted = re.search(_BCC_RESTRICTED, q)
+    restricted = _bcc_restricted(q)
     if restricted:
-        return None, (f"the question keeps only some rows ('{restricted.group(1)} …'), which the "
-                      "offline analyst does not apply: its answer over every row could be wrong")
+        return None, restricted
     heads = _bcc_heads(question, frame)
     groups = [c for c in heads if not _bcc_id_like(c, id_cols)]
     entities = [c for c in heads if c not in groups and frame[c].dropna().is_unique]
@@ -171,14 +188,10 @@ def _bcc_correlation_answer(question, frame, id_cols):
     q = _bcc_words(question)
     if not re.search(r" correlat\w* ", q):
         return None
-    restricted = re.search(_BCC_RESTRICTED, q.replace(" between ", " "))
+    restricted = _bcc_restricted(q.replace(" between ", " "))
     if restricted:
-        return None, (f"the question keeps only some rows ('{restricted.group(1)} …'), which the "
-                      "offline analyst does not apply: its answer over every row could be wrong")
-    numeric = [c for c in frame.select_dtypes("number").columns if not _bcc_id_like(c, id_cols)]
-    named = [c for c in numeric if _bcc_named_at(q, c) is not None]
-    # "urban population" names `Urban_population`, not `Population` as well
-    named = [c for c in named if not any(d != c and f" {_bcc_words(c).strip()} " in _bcc_words(d) for d in named)]
+        return None, restricted
+    numeric, named = _bcc_named_numbers(q, frame, id_cols)
     ranks = re.search(r" (which|what) ", q) and (re.search(_BCC_MAX, q) or re.search(r" strong\w* ", q))
     if len(named) == 1 and ranks:
         return _bcc_most_correlated(q, frame, numeric, named[0])
@@ -237,14 +250,12 @@ def _bcc_count_answer(question, frame, id_cols):
     q = _bcc_words(question)
     if not re.search(r" how many | number of ", q):
         return None
-    text = " " + " ".join(str(question).lower().replace(",", "").split()) + " "
+    said = " " + " ".join(str(question).lower().replace(",", "").split()) + " "
     sides = "|".join(re.escape(w) for w, _ in _BCC_SIDES)
-    found = re.findall(rf" ({sides}) (?:\$|usd )?(-?\d+(?:\.\d+)?) ?(%|percent|thousand|million|billion|trillion)?", text)
-    numeric = [c for c in frame.select_dtypes("number").columns if not _bcc_id_like(c, id_cols)]
-    named = [c for c in numeric if _bcc_named_at(q, c) is not None]
-    named = [c for c in named if not any(d != c and f" {_bcc_words(c).strip()} " in _bcc_words(d) for d in named)]
+    found = re.findall(rf" ({sides}) (?:\$|usd )?(-?\d+(?:\.\d+)?) ?(%|percent|thousand|million|billion|trillion)?", said)
     if not found:
         return None
+    named = _bcc_named_numbers(q, frame, id_cols)[1]
     if len(found) != 1 or len(named) != 1:
         return None, (f"the question states {len(found)} thresholds and names {len(named)} numeric columns; "
                       "the offline analyst counts rows past one threshold of one column")
@@ -263,11 +274,11 @@ def _bcc_count_answer(question, frame, id_cols):
     # of every row ("of all countries") or of the rows that have the column: the other one is a
     # reading when some rows lack it
     of_all, of_known = round(count / len(frame), 4), round(count / len(values), 4)
-    readings = {f"the share of all {len(frame):,} rows, some without `{column}`": of_all,
-                f"the share of the {len(values):,} rows that have `{column}`": of_known}
+    shares = {f"the share of all {len(frame):,} rows, some without `{column}`": of_all,
+              f"the share of the {len(values):,} rows that have `{column}`": of_known}
     first = of_all if " all " in q else of_known
     text += f"; a share of {first:.2%}"
-    readings = [{"reading": r, "values": {"count": count, "share": v}} for r, v in readings.items() if v != first]
+    readings = [{"reading": r, "values": {"count": count, "share": v}} for r, v in shares.items() if v != first]
     if readings:
         text += f" (the other reading, {readings[0]['reading']}: {readings[0]['values']['share']:.2%})"
     return count, text, {"count": count, "share": first}, readings
