@@ -71,7 +71,8 @@ def _bcc_answer(question, frame, id_cols):
             return (*found, {}, [])[:4]
         why = why or (found[1] if found is not None else None)
     return None, why or ("the offline analyst answers only 'which ... most / least', 'which ... differs most "
-                         "between <a> and <b>', the correlation of two columns, 'what determines <target>' "
+                         "between <a> and <b>', the correlation of two columns, 'which column is most "
+                         "correlated with <a>', 'how many ... above <number>', 'what determines <target>' "
                          "and score questions"), {}, []
 
 
